@@ -1,0 +1,450 @@
+#!/usr/bin/env bash
+# Local service stack for agentledger without a Docker engine:
+# Kafka (KRaft, jars from Maven Central), ClickHouse (Debian) and Redis (Debian).
+# Run `infra/stack.sh --help` for the subcommands.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+INFRA="$ROOT/infra"
+STATE="$ROOT/.state"
+LIBS="$STATE/kafka-libs"
+KAFKA_DIR="$STATE/kafka"
+CH_DIR="$STATE/clickhouse"
+REDIS_DIR="$STATE/redis"
+
+KAFKA_PID="$KAFKA_DIR/kafka.pid"
+KAFKA_LOG="$KAFKA_DIR/kafka.log"
+KAFKA_OUT="$KAFKA_DIR/kafka.out"
+CH_PID="$CH_DIR/clickhouse.pid"
+CH_LOG="$CH_DIR/log/clickhouse-server.log"
+CH_ERRLOG="$CH_DIR/log/clickhouse-server.err.log"
+CH_OUT="$CH_DIR/log/stdout.log"
+REDIS_PID="$REDIS_DIR/redis.pid"
+REDIS_LOG="$REDIS_DIR/redis.log"
+
+KAFKA_ADDR=127.0.0.1:9092
+CH_HTTP=http://127.0.0.1:8123
+REDIS_PORT=6379
+
+KAFKA_TIMEOUT="${STACK_KAFKA_TIMEOUT:-90}"
+CH_TIMEOUT="${STACK_CLICKHOUSE_TIMEOUT:-60}"
+REDIS_TIMEOUT="${STACK_REDIS_TIMEOUT:-20}"
+STOP_TIMEOUT=30
+
+log() { echo "[stack] $*"; }
+warn() { echo "[stack] WARNING: $*" >&2; }
+die() { echo "[stack] ERROR: $*" >&2; exit 1; }
+
+usage() {
+  cat <<EOF
+Usage: infra/stack.sh COMMAND [ARGS]
+
+Runs the agentledger service stack on this machine without Docker. Everything
+lives under .state/ in the repo root ($STATE); configs are generated
+there from the templates in infra/.
+
+  install           Idempotent. apt-get installs clickhouse-server, clickhouse-client
+                    and redis-server if missing; checks Java (17+); resolves the
+                    Kafka broker jars from infra/kafka/pom.xml into .state/kafka-libs
+                    with Maven (again whenever the pom's sha256 changes).
+  up                install, then start whatever is not running and wait until
+                    each service answers. Services already up are left alone.
+  down [--purge]    Stop what this script started (SIGTERM, SIGKILL after ${STOP_TIMEOUT}s).
+                    Data is kept; --purge also deletes .state/{kafka,clickhouse,redis}
+                    (not the jars). A reused Redis is never stopped.
+  status            One line per service: up/down, pid, address, version.
+                    Exit code 0 if all are up, 3 otherwise.
+  start SERVICE     Start one service (kafka|clickhouse|redis) and wait for it.
+  stop SERVICE      Stop one service.
+  restart SERVICE   stop + start (used by integration tests).
+  --help            This text.
+
+Services (same ports and credentials as docker-compose.yml):
+  kafka       PLAINTEXT 127.0.0.1:9092 (controller 127.0.0.1:9093), single-node KRaft
+              broker+controller, node.id=1, auto.create.topics.enable=false,
+              num.partitions=4. Runs 'java -cp .state/kafka-libs/* kafka.Kafka'.
+              Config: infra/kafka/server.properties.in -> .state/kafka/server.properties,
+              data .state/kafka/data, log .state/kafka/kafka.log (+ kafka.out for
+              JVM output), cluster id in .state/kafka/cluster.id.
+  clickhouse  HTTP 127.0.0.1:8123, native 127.0.0.1:9000. Users: default (no
+              password), agentledger/agentledger; both loopback only. Database
+              'agentledger' is created. Config: infra/clickhouse/{config.xml.in,users.xml}
+              -> .state/clickhouse/etc/, data .state/clickhouse/data, logs
+              .state/clickhouse/log/.
+  redis       127.0.0.1:6379, appendonly yes (everysec). If a Redis already answers
+              on 6379 it is reused (CONFIG SET appendonly yes) and never stopped.
+              Config: infra/redis/redis.conf.in -> .state/redis/redis.conf.
+
+Timeouts (seconds) can be raised with STACK_KAFKA_TIMEOUT (${KAFKA_TIMEOUT}),
+STACK_CLICKHOUSE_TIMEOUT (${CH_TIMEOUT}), STACK_REDIS_TIMEOUT (${REDIS_TIMEOUT}).
+EOF
+}
+
+# ---------------------------------------------------------------- helpers
+
+as_root() {
+  if [[ $EUID -eq 0 ]]; then "$@"
+  elif command -v sudo >/dev/null; then sudo "$@"
+  else die "need root (or sudo) to run: $*"; fi
+}
+
+# pid_of PIDFILE PATTERN: prints the pid if the process lives and its command
+# line contains PATTERN (guards against stale pid files and pid reuse).
+pid_of() {
+  local pid cmd
+  [[ -f $1 ]] || return 1
+  pid="$(tr -dc '0-9' <"$1")"
+  [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null || return 1
+  if [[ -r /proc/$pid/cmdline ]]; then
+    cmd="$(tr '\0' ' ' <"/proc/$pid/cmdline")"
+    [[ $cmd == *"$2"* ]] || return 1
+  fi
+  echo "$pid"
+}
+
+# stop_pid NAME PIDFILE PATTERN
+stop_pid() {
+  local name=$1 file=$2 pat=$3 pid i
+  if ! pid="$(pid_of "$file" "$pat")"; then
+    rm -f "$file"
+    return 1
+  fi
+  log "$name: stopping pid $pid (SIGTERM)…"
+  kill -TERM "$pid" 2>/dev/null || true
+  for ((i = 0; i < STOP_TIMEOUT * 10; i++)); do
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  if kill -0 "$pid" 2>/dev/null; then
+    warn "$name: pid $pid still alive after ${STOP_TIMEOUT}s, sending SIGKILL"
+    kill -KILL "$pid" 2>/dev/null || true
+    sleep 0.5
+  fi
+  rm -f "$file"
+  log "$name: stopped"
+}
+
+# wait_until NAME TIMEOUT CHECK_FN PID LOGFILE...: poll CHECK_FN; fail early if PID dies.
+wait_until() {
+  local name=$1 timeout=$2 check=$3 pid=$4; shift 4
+  local start=$SECONDS f
+  while ! "$check"; do
+    if [[ -n $pid ]] && ! kill -0 "$pid" 2>/dev/null; then
+      for f in "$@"; do
+        [[ -s $f ]] && { echo "----- last lines of $f" >&2; tail -n 20 "$f" >&2; }
+      done
+      die "$name exited during startup; see $*"
+    fi
+    if ((SECONDS - start >= timeout)); then
+      die "$name did not answer within ${timeout}s; see $* (raise the timeout with STACK_$(tr '[:lower:]' '[:upper:]' <<<"$name")_TIMEOUT)"
+    fi
+    sleep 0.3
+  done
+}
+
+kafka_version() {
+  local jar
+  jar="$(ls "$LIBS"/kafka_2.13-*.jar 2>/dev/null | head -n 1)" || true
+  [[ -n $jar ]] || { echo "?"; return; }
+  jar="${jar##*/kafka_2.13-}"
+  echo "${jar%.jar}"
+}
+
+kafka_java() {
+  java -Dlog4j2.configurationFile="$INFRA/kafka/log4j2.xml" -Dkafka.log.file="$KAFKA_LOG" \
+    -cp "$LIBS/*" "$@"
+}
+
+# ---------------------------------------------------------------- install
+
+cmd_install() {
+  # Everything the stack needs from Debian; a fresh machine of this kind has Java
+  # and Maven, but nothing here relies on that.
+  local missing=()
+  command -v clickhouse-server >/dev/null || missing+=(clickhouse-server)
+  command -v clickhouse-client >/dev/null || missing+=(clickhouse-client)
+  command -v redis-server >/dev/null && command -v redis-cli >/dev/null || missing+=(redis-server redis-tools)
+  command -v java >/dev/null || missing+=(openjdk-17-jre-headless)
+  command -v mvn >/dev/null || missing+=(maven)
+  command -v curl >/dev/null || missing+=(curl)
+  log "checking Debian packages (clickhouse-server, redis-server, java, maven, curl)…"
+  if ((${#missing[@]} == 0)); then
+    log "  already installed"
+  else
+    log "installing Debian packages: ${missing[*]}…"
+    as_root apt-get update -q
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}"
+  fi
+
+  log "checking Java…"
+  command -v java >/dev/null || die "java not found; Kafka $(kafka_version) needs Java 17+ (apt-get install openjdk-17-jre-headless)"
+  local jv
+  jv="$(java -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -n 1)"
+  [[ -n $jv && $jv -ge 17 ]] || die "Java 17+ required for the Kafka broker, found: $(java -version 2>&1 | head -n 1)"
+  log "  java $jv"
+
+  log "checking Kafka broker jars in .state/kafka-libs…"
+  local pom="$INFRA/kafka/pom.xml" sum
+  sum="$(sha256sum "$pom" | cut -d' ' -f1)"
+  if [[ -f $LIBS/.pom.sha256 && "$(cat "$LIBS/.pom.sha256")" == "$sum" ]] && ls "$LIBS"/kafka_2.13-*.jar >/dev/null 2>&1; then
+    log "  up to date (Kafka $(kafka_version))"
+  else
+    command -v mvn >/dev/null || die "mvn not found; needed once to fetch the Kafka jars (apt-get install maven)"
+    log "resolving Kafka jars with Maven (infra/kafka/pom.xml)…"
+    rm -rf "$LIBS"
+    mkdir -p "$LIBS"
+    mvn -q -B -f "$pom" dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$LIBS" \
+      >"$STATE/mvn.log" 2>&1 || { tail -n 30 "$STATE/mvn.log" >&2; die "mvn failed; see $STATE/mvn.log"; }
+    echo "$sum" >"$LIBS/.pom.sha256"
+    log "  Kafka $(kafka_version): $(ls "$LIBS"/*.jar | wc -l) jars"
+  fi
+}
+
+# ---------------------------------------------------------------- kafka
+
+# A real request: ApiVersions v0 on 9092 must come back with error_code 0. The
+# broker only enables request processing on its listener once it is unfenced.
+kafka_is_up() {
+  local out
+  out="$(timeout 3 bash -c '
+    exec 3<>/dev/tcp/127.0.0.1/9092 || exit 1
+    printf "\x00\x00\x00\x0f\x00\x12\x00\x00\x00\x00\x00\x2a\x00\x05stack" >&3
+    head -c 10 <&3 | od -An -tx1' 2>/dev/null)" || return 1
+  out="$(echo $out)"
+  [[ ${out:12} == "00 00 00 2a 00 00" ]]
+}
+
+kafka_start() {
+  if kafka_is_up; then
+    local pid
+    if pid="$(pid_of "$KAFKA_PID" kafka.Kafka)"; then
+      log "kafka: already up (pid $pid, $KAFKA_ADDR)"
+    else
+      log "kafka: already up on $KAFKA_ADDR (not started by this script; left alone)"
+    fi
+    return 0
+  fi
+  if pid_of "$KAFKA_PID" kafka.Kafka >/dev/null; then
+    log "kafka: process running but not answering yet, waiting…"
+    wait_until kafka "$KAFKA_TIMEOUT" kafka_is_up "$(cat "$KAFKA_PID")" "$KAFKA_LOG" "$KAFKA_OUT"
+    log "kafka: up"
+    return 0
+  fi
+  ls "$LIBS"/kafka_2.13-*.jar >/dev/null 2>&1 || die "no Kafka jars in $LIBS; run infra/stack.sh install"
+
+  mkdir -p "$KAFKA_DIR/data"
+  sed "s#@DATA_DIR@#$KAFKA_DIR/data#g" "$INFRA/kafka/server.properties.in" >"$KAFKA_DIR/server.properties"
+  if [[ ! -s $KAFKA_DIR/cluster.id ]]; then
+    kafka_java kafka.tools.StorageTool random-uuid | tail -n 1 >"$KAFKA_DIR/cluster.id.tmp"
+    mv "$KAFKA_DIR/cluster.id.tmp" "$KAFKA_DIR/cluster.id"
+  fi
+  if [[ ! -f $KAFKA_DIR/data/meta.properties ]]; then
+    log "kafka: formatting storage (cluster id $(cat "$KAFKA_DIR/cluster.id"))…"
+    kafka_java kafka.tools.StorageTool format -t "$(cat "$KAFKA_DIR/cluster.id")" \
+      -c "$KAFKA_DIR/server.properties" >>"$KAFKA_OUT" 2>&1 \
+      || { tail -n 20 "$KAFKA_OUT" >&2; die "kafka: storage format failed; see $KAFKA_OUT"; }
+  fi
+
+  log "kafka: starting Kafka $(kafka_version) on $KAFKA_ADDR…"
+  # setsid: own session, so a test runner killing our process group leaves it alone.
+  setsid nohup java -Xms512m -Xmx1g -Djava.awt.headless=true \
+    -Dlog4j2.configurationFile="$INFRA/kafka/log4j2.xml" -Dkafka.log.file="$KAFKA_LOG" \
+    -cp "$LIBS/*" kafka.Kafka "$KAFKA_DIR/server.properties" \
+    </dev/null >>"$KAFKA_OUT" 2>&1 &
+  local pid=$!
+  echo "$pid" >"$KAFKA_PID"
+  wait_until kafka "$KAFKA_TIMEOUT" kafka_is_up "$pid" "$KAFKA_LOG" "$KAFKA_OUT"
+  log "kafka: up (pid $pid)"
+}
+
+kafka_stop() {
+  stop_pid kafka "$KAFKA_PID" kafka.Kafka && return 0
+  if kafka_is_up; then log "kafka: up on $KAFKA_ADDR but not started by this script; left alone"
+  else log "kafka: not running"; fi
+}
+
+kafka_status() {
+  local pid="-" state=down
+  kafka_is_up && state=up
+  pid="$(pid_of "$KAFKA_PID" kafka.Kafka)" || pid="-"
+  printf '%-11s %-5s pid %-8s %-22s %s\n' kafka "$state" "$pid" "$KAFKA_ADDR" "Kafka $(kafka_version) (KRaft)"
+  [[ $state == up ]]
+}
+
+# ---------------------------------------------------------------- clickhouse
+
+ch_query() { curl -sS --fail --max-time 10 --data-binary "$1" "$CH_HTTP/"; }
+
+clickhouse_is_up() {
+  [[ "$(curl -s --max-time 2 "$CH_HTTP/ping" 2>/dev/null)" == "Ok." ]] \
+    && [[ "$(ch_query 'SELECT 1' 2>/dev/null)" == 1 ]]
+}
+
+clickhouse_init_db() {
+  ch_query 'CREATE DATABASE IF NOT EXISTS agentledger' >/dev/null \
+    || die "clickhouse: CREATE DATABASE agentledger failed; see $CH_ERRLOG"
+}
+
+clickhouse_start() {
+  if clickhouse_is_up; then
+    local pid
+    if pid="$(pid_of "$CH_PID" "$CH_DIR/etc/config.xml")"; then
+      log "clickhouse: already up (pid $pid, $CH_HTTP)"
+    else
+      log "clickhouse: already up on $CH_HTTP (not started by this script; left alone)"
+    fi
+    clickhouse_init_db
+    return 0
+  fi
+  command -v clickhouse-server >/dev/null || die "clickhouse-server not installed; run infra/stack.sh install"
+  if pid_of "$CH_PID" "$CH_DIR/etc/config.xml" >/dev/null; then
+    log "clickhouse: process running but not answering yet, waiting…"
+    wait_until clickhouse "$CH_TIMEOUT" clickhouse_is_up "$(cat "$CH_PID")" "$CH_ERRLOG" "$CH_LOG" "$CH_OUT"
+  else
+    mkdir -p "$CH_DIR"/{etc,data,tmp,user_files,format_schemas,log}
+    # 18.16 wants absolute paths: render the template; users.xml sits next to it.
+    sed "s#@STATE@#$CH_DIR#g" "$INFRA/clickhouse/config.xml.in" >"$CH_DIR/etc/config.xml"
+    cp "$INFRA/clickhouse/users.xml" "$CH_DIR/etc/users.xml"
+    log "clickhouse: starting $CH_HTTP (native 127.0.0.1:9000)…"
+    # Foreground mode in the background (18.16 ignores --pid-file without --daemon,
+    # and this way we know the pid at once and notice an early exit).
+    setsid nohup clickhouse-server --config-file="$CH_DIR/etc/config.xml" \
+      </dev/null >>"$CH_OUT" 2>&1 &
+    local pid=$!
+    echo "$pid" >"$CH_PID"
+    wait_until clickhouse "$CH_TIMEOUT" clickhouse_is_up "$pid" "$CH_ERRLOG" "$CH_LOG" "$CH_OUT"
+  fi
+  clickhouse_init_db
+  log "clickhouse: up (pid $(cat "$CH_PID")), database agentledger ready"
+}
+
+clickhouse_stop() {
+  stop_pid clickhouse "$CH_PID" "$CH_DIR/etc/config.xml" && return 0
+  if clickhouse_is_up; then log "clickhouse: up on $CH_HTTP but not started by this script; left alone"
+  else log "clickhouse: not running"; fi
+}
+
+clickhouse_status() {
+  local pid state=down ver="-"
+  if clickhouse_is_up; then state=up; ver="ClickHouse $(ch_query 'SELECT version()' 2>/dev/null || echo '?')"; fi
+  pid="$(pid_of "$CH_PID" "$CH_DIR/etc/config.xml")" || pid="-"
+  printf '%-11s %-5s pid %-8s %-22s %s\n' clickhouse "$state" "$pid" "127.0.0.1:8123/9000" "$ver"
+  [[ $state == up ]]
+}
+
+# ---------------------------------------------------------------- redis
+
+rcli() { timeout 5 redis-cli -h 127.0.0.1 -p "$REDIS_PORT" "$@"; }
+
+redis_is_up() { [[ "$(rcli PING 2>/dev/null)" == PONG ]]; }
+
+redis_ours() { pid_of "$REDIS_PID" redis-server; }
+
+redis_start() {
+  if redis_is_up; then
+    local pid
+    if pid="$(redis_ours)"; then
+      log "redis: already up (pid $pid, 127.0.0.1:$REDIS_PORT)"
+    else
+      log "redis: reusing the Redis already answering on 127.0.0.1:$REDIS_PORT (not managed by this script)"
+      if [[ "$(rcli CONFIG SET appendonly yes 2>&1)" == OK ]]; then
+        log "redis: CONFIG SET appendonly yes -> OK"
+      else
+        warn "redis: CONFIG SET appendonly yes failed on the reused Redis; its data may not survive a restart"
+      fi
+    fi
+    return 0
+  fi
+  command -v redis-server >/dev/null || die "redis-server not installed; run infra/stack.sh install"
+  mkdir -p "$REDIS_DIR"
+  sed "s#@STATE@#$REDIS_DIR#g" "$INFRA/redis/redis.conf.in" >"$REDIS_DIR/redis.conf"
+  rm -f "$REDIS_PID"
+  log "redis: starting 127.0.0.1:$REDIS_PORT…"
+  redis-server "$REDIS_DIR/redis.conf" </dev/null >>"$REDIS_LOG" 2>&1 \
+    || { tail -n 20 "$REDIS_LOG" >&2; die "redis: redis-server failed to start; see $REDIS_LOG"; }
+  wait_until redis "$REDIS_TIMEOUT" redis_is_up "" "$REDIS_LOG"
+  log "redis: up (pid $(redis_ours || echo '?'))"
+}
+
+redis_stop() {
+  stop_pid redis "$REDIS_PID" redis-server && return 0
+  if redis_is_up; then log "redis: up on 127.0.0.1:$REDIS_PORT but not started by this script (reused); left alone"
+  else log "redis: not running"; fi
+}
+
+redis_status() {
+  local pid state=down ver="-"
+  if redis_is_up; then
+    state=up
+    ver="Redis $(rcli INFO server 2>/dev/null | tr -d '\r' | sed -n 's/^redis_version://p')"
+    if pid="$(redis_ours)"; then :; else
+      pid="$(rcli INFO server 2>/dev/null | tr -d '\r' | sed -n 's/^process_id://p')"
+      ver="$ver (reused)"
+    fi
+  else
+    pid="-"
+  fi
+  printf '%-11s %-5s pid %-8s %-22s %s\n' redis "$state" "$pid" "127.0.0.1:$REDIS_PORT" "$ver"
+  [[ $state == up ]]
+}
+
+# ---------------------------------------------------------------- commands
+
+check_service() {
+  case "${1:-}" in
+    kafka | clickhouse | redis) ;;
+    *) die "unknown service '${1:-}' (expected kafka, clickhouse or redis)" ;;
+  esac
+}
+
+cmd_up() {
+  local t0
+  t0="$(date +%s%N)"
+  cmd_install
+  redis_start
+  clickhouse_start
+  kafka_start
+  log "all services up ($(( ($(date +%s%N) - t0) / 1000000 )) ms)"
+}
+
+cmd_down() {
+  local purge=0
+  case "${1:-}" in
+    --purge) purge=1 ;;
+    "") ;;
+    *) die "unknown option for down: $1" ;;
+  esac
+  kafka_stop
+  clickhouse_stop
+  redis_stop
+  if ((purge)); then
+    log "purging .state/kafka .state/clickhouse .state/redis (jars kept)…"
+    rm -rf "$KAFKA_DIR" "$CH_DIR" "$REDIS_DIR"
+  fi
+}
+
+cmd_status() {
+  local rc=0
+  kafka_status || rc=3
+  clickhouse_status || rc=3
+  redis_status || rc=3
+  return $rc
+}
+
+main() {
+  local cmd="${1:-}"
+  [[ $# -gt 0 ]] && shift
+  case "$cmd" in
+    install) cmd_install ;;
+    up) cmd_up ;;
+    down) cmd_down "$@" ;;
+    status) cmd_status ;;
+    start | stop) check_service "${1:-}"; "${1}_$cmd" ;;
+    restart) check_service "${1:-}"; "${1}_stop"; "${1}_start" ;;
+    -h | --help | help) usage ;;
+    "") usage; exit 2 ;;
+    *) echo "[stack] unknown command: $cmd" >&2; usage >&2; exit 2 ;;
+  esac
+}
+
+main "$@"

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# The whole test suite, from a fresh clone: installs what it needs, starts the
+# local stack (Kafka, ClickHouse, Redis) and runs `npm test` (lint, typecheck,
+# unit tests, integration tests against the real services), plus the check
+# that the committed Go-generated fixtures are what the Go generator writes,
+# and that every SQL statement also runs on current ClickHouse (chdb).
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+start=$SECONDS
+
+bash infra/bootstrap.sh
+echo "[test] checking Go-generated fixtures…"
+bash test/fixtures/envelopes/regen.sh --check
+echo "[test] checking every migration and query on current ClickHouse (chdb)…"
+bash test/modern/run.sh
+echo "[test] npm test…"
+AGENTLEDGER_TEST_SERVICES="${AGENTLEDGER_TEST_SERVICES:-local}" npm test
+echo "[test] done in $((SECONDS - start)) s"

@@ -1,0 +1,66 @@
+/**
+ * `agentledger` command line: one file per command in this folder. Exit codes:
+ * 0 success, 1 the command ran and found a problem, 2 bad usage or settings.
+ */
+import { ConfigError, loadEnv, parseConfig, type Config } from '../config/index.js';
+import { createLogger } from '../observability/logger.js';
+import { UsageError, type Command } from './command.js';
+import { configCommand } from './config.js';
+import { doctorCommand } from './doctor.js';
+import { migrateCommand } from './migrate.js';
+
+const commands: readonly Command[] = [migrateCommand, doctorCommand, configCommand];
+
+function usage(): string {
+  const width = Math.max(...commands.map((c) => c.name.length));
+  return [
+    'agentledger - verify, store exactly once and roll up what AI agents cost',
+    '',
+    'Usage: agentledger <command> [options]',
+    '',
+    'Commands:',
+    ...commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
+    '',
+    'Run `agentledger <command> --help` for a command\'s options.',
+    'Settings come from AGENTLEDGER_* environment variables (and ./.env); `agentledger config` lists them.',
+  ].join('\n');
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  const out = (line: string): void => void process.stdout.write(line + '\n');
+  if (name === undefined || name === 'help' || name === '--help' || name === '-h') {
+    out(usage());
+    return name === undefined ? 2 : 0;
+  }
+  const command = commands.find((c) => c.name === name);
+  if (!command) {
+    process.stderr.write(`agentledger: unknown command "${name}"\n\n${usage()}\n`);
+    return 2;
+  }
+  if (rest.includes('--help') || rest.includes('-h')) {
+    out(command.help);
+    return 0;
+  }
+  let config: Config;
+  try {
+    config = parseConfig(loadEnv());
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      for (const problem of err.problems) process.stderr.write(`agentledger: ${problem}\n`);
+      return 2;
+    }
+    throw err;
+  }
+  const log = createLogger(config.logLevel);
+  try {
+    return await command.run(rest, { config, log, out });
+  } catch (err) {
+    if (err instanceof UsageError) {
+      process.stderr.write(`agentledger ${name}: ${err.message}\n`);
+      return 2;
+    }
+    log.error(`${name} failed`, { error: err instanceof Error ? err.message : String(err) });
+    return 1;
+  }
+}

@@ -1,0 +1,30 @@
+import { fileURLToPath } from 'node:url';
+import { migrate } from '../sink/clickhouse/migrate.js';
+import type { Command } from './command.js';
+import { parseOptions } from './command.js';
+
+/** The project's schema/clickhouse, found from the compiled file (dist/src/cli/). */
+export const MIGRATIONS_DIR = fileURLToPath(new URL('../../../schema/clickhouse/', import.meta.url));
+
+export const migrateCommand: Command = {
+  name: 'migrate',
+  summary: 'create the ClickHouse database and apply pending migrations',
+  help: `Usage: agentledger migrate [--dir DIR]
+
+Creates AGENTLEDGER_CLICKHOUSE_DATABASE if needed and applies, in order, every
+migration in schema/clickhouse/ not yet recorded in its schema_migrations
+table. Each file is applied exactly once; running migrate twice, or from two
+processes at once, is safe. A migration edited after it was applied is refused.
+
+Options:
+  --dir DIR   folder of NNNN_name.sql files (default: the project's schema/clickhouse)`,
+  async run(args, { config, log, out }) {
+    const { values } = parseOptions(args, { dir: { type: 'string' } });
+    const dir = values.dir ?? MIGRATIONS_DIR;
+    const result = await migrate(config.clickhouse, dir, log);
+    out(
+      `migrations: ${result.applied.length} applied, ${result.alreadyApplied} already applied (database ${config.clickhouse.database})`,
+    );
+    return 0;
+  },
+};

@@ -1,0 +1,168 @@
+/**
+ * Every setting agentledger reads, in one zod schema, parsed once at boot.
+ * Nothing else in the code base reads `process.env`: a component gets the
+ * parsed, typed value it needs from the composition root.
+ *
+ * Defaults point at the local stack (`infra/stack.sh up`) and at
+ * `docker-compose.yml`, which use the same ports and credentials.
+ */
+import { existsSync } from 'node:fs';
+import { z } from 'zod';
+
+const hostPort = /^[A-Za-z0-9_.\-[\]:]+:\d{1,5}$/;
+const name = /^[A-Za-z0-9._-]{1,249}$/;
+
+const brokerList = z
+  .string()
+  .transform((s) => s.split(',').map((b) => b.trim()).filter((b) => b.length > 0))
+  .refine((list) => list.length > 0 && list.every((b) => hostPort.test(b)), {
+    message: 'expected a comma-separated list of host:port',
+  });
+
+const topicName = z.string().regex(name, 'expected a Kafka topic name (letters, digits, . _ -)');
+
+const httpUrl = z
+  .string()
+  .url('expected an http(s) URL such as http://127.0.0.1:8123')
+  .refine((u) => /^https?:\/\//.test(u), { message: 'expected an http(s) URL such as http://127.0.0.1:8123' });
+
+const redisUrl = z
+  .string()
+  .url('expected a redis:// URL such as redis://127.0.0.1:6379')
+  .refine((u) => /^rediss?:\/\//.test(u), { message: 'expected a redis:// URL such as redis://127.0.0.1:6379' });
+
+const positiveInt = (max: number) =>
+  z.coerce
+    .number({ message: 'expected a whole number' })
+    .int('expected a whole number')
+    .min(1, 'expected a number >= 1')
+    .max(max, `expected a number <= ${max}`);
+
+/** The environment variables, their defaults and what they mean. */
+export const envSchema = z.object({
+  /** Kafka bootstrap brokers, comma-separated host:port. Default `127.0.0.1:9092`. */
+  AGENTLEDGER_KAFKA_BROKERS: brokerList.default(['127.0.0.1:9092']),
+  /** Client id the Kafka clients announce. Default `agentledger`. */
+  AGENTLEDGER_KAFKA_CLIENT_ID: z.string().min(1).default('agentledger'),
+  /** Consumer group of `agentledger ingest`. Default `agentledger-ingest`. */
+  AGENTLEDGER_KAFKA_GROUP_ID: z.string().regex(name, 'expected a group id (letters, digits, . _ -)').default('agentledger-ingest'),
+  /** Topic the loop runtime publishes Envelopes to. Default `agent.envelopes`. */
+  AGENTLEDGER_ENVELOPE_TOPIC: topicName.default('agent.envelopes'),
+  /** Topic craze codec events are published to. Default `craze.events`. */
+  AGENTLEDGER_CRAZE_TOPIC: topicName.default('craze.events'),
+  /** Dead-letter topic for records that cannot be decoded. Default `agentledger.dlq`. */
+  AGENTLEDGER_DLQ_TOPIC: topicName.default('agentledger.dlq'),
+  /** ClickHouse HTTP endpoint. Default `http://127.0.0.1:8123`. */
+  AGENTLEDGER_CLICKHOUSE_URL: httpUrl.default('http://127.0.0.1:8123'),
+  /** ClickHouse user. Default `agentledger`. */
+  AGENTLEDGER_CLICKHOUSE_USER: z.string().min(1, 'expected a user name').default('agentledger'),
+  /** ClickHouse password. Default `agentledger` (the local stack's). */
+  AGENTLEDGER_CLICKHOUSE_PASSWORD: z.string().default('agentledger'),
+  /** ClickHouse database holding agentledger's tables. Default `agentledger`. */
+  AGENTLEDGER_CLICKHOUSE_DATABASE: z
+    .string()
+    .regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, 'expected a database name (letters, digits, _)')
+    .default('agentledger'),
+  /** Redis for BullMQ queues. Default `redis://127.0.0.1:6379`. */
+  AGENTLEDGER_REDIS_URL: redisUrl.default('redis://127.0.0.1:6379'),
+  /** Prefix of every BullMQ key, so several deployments can share a Redis. Default `agentledger`. */
+  AGENTLEDGER_QUEUE_PREFIX: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'expected letters, digits, _ or -').default('agentledger'),
+  /** Rows per ClickHouse insert before a flush. Default `5000`. */
+  AGENTLEDGER_BATCH_MAX_ROWS: positiveInt(1_000_000).default(5000),
+  /** Longest a row waits in a batch before a flush, in ms. Default `1000`. */
+  AGENTLEDGER_BATCH_MAX_WAIT_MS: positiveInt(600_000).default(1000),
+  /** Port of the Prometheus `/metrics` endpoint; `0` turns it off. Default `9464`. */
+  AGENTLEDGER_METRICS_PORT: z.coerce
+    .number({ message: 'expected a port number' })
+    .int('expected a port number')
+    .min(0, 'expected a port number 0-65535')
+    .max(65535, 'expected a port number 0-65535')
+    .default(9464),
+  /** `debug`, `info`, `warn` or `error`. Default `info`. */
+  AGENTLEDGER_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
+});
+
+export type Env = z.infer<typeof envSchema>;
+
+/** The parsed configuration, grouped by the component that uses it. */
+export interface Config {
+  readonly kafka: {
+    readonly brokers: readonly string[];
+    readonly clientId: string;
+    readonly groupId: string;
+    readonly topics: { readonly envelopes: string; readonly craze: string; readonly deadLetter: string };
+  };
+  readonly clickhouse: {
+    readonly url: string;
+    readonly user: string;
+    readonly password: string;
+    readonly database: string;
+  };
+  readonly redis: { readonly url: string; readonly queuePrefix: string };
+  readonly batch: { readonly maxRows: number; readonly maxWaitMs: number };
+  readonly metricsPort: number;
+  readonly logLevel: Env['AGENTLEDGER_LOG_LEVEL'];
+}
+
+/** A setting that failed validation; `message` is the one line shown to the user. */
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+  constructor(readonly problems: readonly string[]) {
+    super(problems.join('\n'));
+  }
+}
+
+/**
+ * Parses the environment. Unset and empty variables take their defaults; a
+ * wrong value throws a ConfigError naming the variable, the value and what is
+ * expected (one line per bad setting).
+ */
+export function parseConfig(env: NodeJS.ProcessEnv): Config {
+  const relevant: Record<string, string> = {};
+  for (const key of Object.keys(envSchema.shape)) {
+    const value = env[key];
+    if (value !== undefined && value !== '') relevant[key] = value;
+  }
+  const parsed = envSchema.safeParse(relevant);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => {
+      const key = String(issue.path[0] ?? '');
+      const shown = key.includes('PASSWORD') ? '(hidden)' : JSON.stringify(relevant[key] ?? '');
+      return `invalid setting ${key}=${shown}: ${issue.message}`;
+    });
+    throw new ConfigError(problems);
+  }
+  const e = parsed.data;
+  return {
+    kafka: {
+      brokers: e.AGENTLEDGER_KAFKA_BROKERS,
+      clientId: e.AGENTLEDGER_KAFKA_CLIENT_ID,
+      groupId: e.AGENTLEDGER_KAFKA_GROUP_ID,
+      topics: {
+        envelopes: e.AGENTLEDGER_ENVELOPE_TOPIC,
+        craze: e.AGENTLEDGER_CRAZE_TOPIC,
+        deadLetter: e.AGENTLEDGER_DLQ_TOPIC,
+      },
+    },
+    clickhouse: {
+      url: e.AGENTLEDGER_CLICKHOUSE_URL,
+      user: e.AGENTLEDGER_CLICKHOUSE_USER,
+      password: e.AGENTLEDGER_CLICKHOUSE_PASSWORD,
+      database: e.AGENTLEDGER_CLICKHOUSE_DATABASE,
+    },
+    redis: { url: e.AGENTLEDGER_REDIS_URL, queuePrefix: e.AGENTLEDGER_QUEUE_PREFIX },
+    batch: { maxRows: e.AGENTLEDGER_BATCH_MAX_ROWS, maxWaitMs: e.AGENTLEDGER_BATCH_MAX_WAIT_MS },
+    metricsPort: e.AGENTLEDGER_METRICS_PORT,
+    logLevel: e.AGENTLEDGER_LOG_LEVEL,
+  };
+}
+
+/**
+ * The process environment, with `./.env` (if present) filling in what the
+ * environment leaves unset. The one place that reads `process.env`.
+ */
+export function loadEnv(cwd: string = process.cwd()): NodeJS.ProcessEnv {
+  const file = `${cwd}/.env`;
+  if (existsSync(file)) process.loadEnvFile(file);
+  return process.env;
+}

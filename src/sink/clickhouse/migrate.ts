@@ -1,0 +1,162 @@
+/**
+ * Applies the numbered, append-only migrations in `schema/clickhouse/` exactly
+ * once each.
+ *
+ * ClickHouse has no transactions, so "exactly once" rests on three things:
+ * - a lock that is a table: `CREATE TABLE` (without IF NOT EXISTS) succeeds for
+ *   one process only, so two `migrate` runs at once apply each file once;
+ * - every statement in a migration is idempotent (`IF NOT EXISTS`), so a run
+ *   killed half-way through a file is finished by the next run;
+ * - a file is recorded in `schema_migrations` only after all its statements
+ *   ran, with its checksum, so an edited released migration is refused.
+ */
+import { createHash } from 'node:crypto';
+import { readdir, readFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import type { ClickHouseClient } from '@clickhouse/client';
+import type { Logger } from '../../observability/logger.js';
+import { clickhouseErrorCode, createClickHouse, quoteIdent, type ClickHouseSettings } from './client.js';
+
+export interface Migration {
+  readonly version: number;
+  readonly name: string;
+  readonly checksum: string;
+  readonly statements: readonly string[];
+}
+
+export interface MigrateResult {
+  readonly applied: readonly Migration[];
+  readonly alreadyApplied: number;
+}
+
+const FILE = /^(\d{4})_([a-z0-9_]+)\.sql$/;
+const LOCK_TABLE = 'schema_migrations_lock';
+/** A lock older than this is taken to be left by a killed run. */
+const STALE_LOCK_MS = 10 * 60_000;
+
+/** Splits a migration file into statements: `;` at the end of a line ends one. */
+export function splitStatements(sql: string): string[] {
+  const withoutComments = sql
+    .split('\n')
+    .filter((line) => !line.trimStart().startsWith('--'))
+    .join('\n');
+  return withoutComments
+    .split(/;\s*(?:\n|$)/)
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
+}
+
+export async function loadMigrations(dir: string): Promise<Migration[]> {
+  const files = (await readdir(dir)).filter((f) => f.endsWith('.sql')).sort();
+  const migrations: Migration[] = [];
+  for (const file of files) {
+    const match = FILE.exec(file);
+    if (!match) throw new Error(`migration file name ${file} is not NNNN_name.sql`);
+    const text = await readFile(join(dir, file), 'utf8');
+    migrations.push({
+      version: Number(match[1]),
+      name: match[2] ?? file,
+      checksum: createHash('sha256').update(text).digest('hex'),
+      statements: splitStatements(text),
+    });
+  }
+  migrations.forEach((m, i) => {
+    if (m.version !== i + 1) throw new Error(`migrations must be numbered 0001, 0002, … without holes; found ${m.version} at position ${i + 1}`);
+  });
+  return migrations;
+}
+
+async function acquireLock(ch: ClickHouseClient, owner: string, log: Logger, waitMs: number): Promise<void> {
+  const deadline = Date.now() + waitMs;
+  let announced = false;
+  for (;;) {
+    try {
+      await ch.command({ query: `CREATE TABLE ${LOCK_TABLE} (owner String, taken_at DateTime) ENGINE = Log` });
+      await ch.insert({ table: LOCK_TABLE, values: [{ owner, taken_at: Math.floor(Date.now() / 1000) }], format: 'JSONEachRow' });
+      return;
+    } catch (err) {
+      if (!isAlreadyExists(err)) throw err;
+    }
+    const holder = await ch
+      .query({ query: `SELECT owner, toUInt32(taken_at) AS taken_at FROM ${LOCK_TABLE} LIMIT 1`, format: 'JSONEachRow' })
+      .then((r) => r.json<{ owner: string; taken_at: number }>())
+      .catch(() => []);
+    const row = holder[0];
+    if (row && Date.now() - row.taken_at * 1000 > STALE_LOCK_MS) {
+      log.warn('breaking a stale migration lock', { owner: row.owner, takenAt: new Date(row.taken_at * 1000).toISOString() });
+      await ch.command({ query: `DROP TABLE IF EXISTS ${LOCK_TABLE}` });
+      continue;
+    }
+    if (!announced) {
+      log.info('waiting for another migrate run to finish', { holder: row?.owner ?? 'unknown' });
+      announced = true;
+    }
+    if (Date.now() > deadline) throw new Error(`migration lock ${LOCK_TABLE} still held by ${row?.owner ?? 'another run'} after ${waitMs} ms`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/** ClickHouse error 57 is TABLE_ALREADY_EXISTS on 18.16 and current versions. */
+function isAlreadyExists(err: unknown): boolean {
+  return clickhouseErrorCode(err) === 57;
+}
+
+/**
+ * Creates the database if needed and applies every pending migration.
+ * Safe to run twice and from two processes at once.
+ */
+export async function migrate(
+  settings: ClickHouseSettings,
+  dir: string,
+  log: Logger,
+  options: { lockWaitMs?: number } = {},
+): Promise<MigrateResult> {
+  const migrations = await loadMigrations(dir);
+  const admin = createClickHouse(settings, 'default');
+  try {
+    await admin.command({ query: `CREATE DATABASE IF NOT EXISTS ${quoteIdent(settings.database)}` });
+  } finally {
+    await admin.close();
+  }
+  const ch = createClickHouse(settings);
+  const owner = `${hostname()}:${process.pid}`;
+  try {
+    await ch.command({
+      query: `CREATE TABLE IF NOT EXISTS schema_migrations (version UInt32, name String, checksum String, applied_at DateTime) ENGINE = MergeTree ORDER BY version`,
+    });
+    await acquireLock(ch, owner, log, options.lockWaitMs ?? 120_000);
+    try {
+      const rows = await ch
+        .query({ query: 'SELECT version, name, checksum FROM schema_migrations ORDER BY version', format: 'JSONEachRow' })
+        .then((r) => r.json<{ version: number; name: string; checksum: string }>());
+      const done = new Map(rows.map((r) => [Number(r.version), r]));
+      const applied: Migration[] = [];
+      for (const m of migrations) {
+        const before = done.get(m.version);
+        if (before) {
+          if (before.checksum !== m.checksum) {
+            throw new Error(
+              `migration ${String(m.version).padStart(4, '0')}_${m.name} was edited after it was applied (checksum differs); add a new migration instead`,
+            );
+          }
+          continue;
+        }
+        log.info('applying migration', { version: m.version, name: m.name, statements: m.statements.length });
+        for (const statement of m.statements) await ch.command({ query: statement });
+        await ch.insert({
+          table: 'schema_migrations',
+          values: [{ version: m.version, name: m.name, checksum: m.checksum, applied_at: Math.floor(Date.now() / 1000) }],
+          format: 'JSONEachRow',
+        });
+        applied.push(m);
+      }
+      return { applied, alreadyApplied: migrations.length - applied.length };
+    } finally {
+      await ch.command({ query: `DROP TABLE IF EXISTS ${LOCK_TABLE}` });
+    }
+  } finally {
+    await ch.close();
+  }
+}
+

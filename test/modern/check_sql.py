@@ -1,0 +1,205 @@
+#!/usr/bin/env python3
+"""Runs every ClickHouse statement of the project on a current ClickHouse engine.
+
+The local server is ClickHouse 18.16; users run current ClickHouse. This checker
+proves the modern half with chdb (ClickHouse embedded in a Python module):
+
+  1. the runner's bootstrap statements (schema_migrations and its lock table),
+  2. every statement of every schema/clickhouse/NNNN_*.sql migration, in order,
+  3. every query file src/**/*.sql, with each `{NAME:TYPE}` placeholder replaced
+     by the EXAMPLE literal of its header line `-- param: NAME TYPE EXAMPLE`.
+
+Statements are split exactly as src/sink/clickhouse/migrate.ts splitStatements()
+does. Prints one line per statement and a final `N passed, M failed`; exits 1 on
+any failure.
+
+Usage: check_sql.py REPO_ROOT
+Only dependency: chdb.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+DATABASE = "agentledger_check"
+
+# Must stay identical to the runner's (src/sink/clickhouse/migrate.ts).
+BOOTSTRAP = [
+    "CREATE TABLE IF NOT EXISTS schema_migrations (version UInt32, name String, "
+    "checksum String, applied_at DateTime) ENGINE = MergeTree ORDER BY version",
+    "CREATE TABLE schema_migrations_lock (owner String, taken_at DateTime) ENGINE = Log",
+]
+
+MIGRATION_FILE = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
+# JavaScript `/;\s*(?:\n|$)/` without the m flag: `$` is the end of the text only.
+STATEMENT_END = re.compile(r";\s*(?:\n|\Z)")
+PARAM_LINE = re.compile(r"^\s*--\s*param:\s*(.*)$")
+PLACEHOLDER = re.compile(r"\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*:\s*([^{}]+?)\s*\}")
+
+
+def split_statements(sql: str) -> list[str]:
+    """splitStatements() of migrate.ts: drop `--` lines, split on `;` at a line end."""
+    kept = [line for line in sql.split("\n") if not line.lstrip().startswith("--")]
+    parts = STATEMENT_END.split("\n".join(kept))
+    return [p.strip() for p in parts if p.strip()]
+
+
+@dataclass
+class Param:
+    name: str
+    type: str
+    example: str
+
+
+class QueryFileError(Exception):
+    pass
+
+
+def norm_type(t: str) -> str:
+    return re.sub(r"\s+", "", t)
+
+
+def parse_param(rest: str) -> Param:
+    """`NAME TYPE EXAMPLE`; TYPE may hold spaces inside parentheses (Map(String, UInt32))."""
+    m = re.match(r"([A-Za-z_][A-Za-z0-9_]*)\s+", rest)
+    if not m:
+        raise QueryFileError(f"bad param line: -- param: {rest}")
+    name, i, depth, start = m.group(1), m.end(), 0, m.end()
+    while i < len(rest):
+        c = rest[i]
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+        elif c.isspace() and depth == 0:
+            break
+        i += 1
+    type_ = rest[start:i]
+    example = rest[i:].strip()
+    if not type_ or depth != 0 or not example:
+        raise QueryFileError(f"bad param line (want NAME TYPE EXAMPLE): -- param: {rest}")
+    return Param(name, type_, example)
+
+
+def parse_params(text: str) -> dict[str, Param]:
+    params: dict[str, Param] = {}
+    for line in text.split("\n"):
+        m = PARAM_LINE.match(line)
+        if m:
+            p = parse_param(m.group(1).strip())
+            if p.name in params:
+                raise QueryFileError(f"param {p.name} declared twice")
+            params[p.name] = p
+    return params
+
+
+def substitute(statement: str, params: dict[str, Param]) -> str:
+    def repl(m: re.Match[str]) -> str:
+        name, type_ = m.group(1), m.group(2)
+        p = params.get(name)
+        if p is None:
+            raise QueryFileError(f"placeholder {{{name}:{type_}}} has no `-- param: {name} TYPE EXAMPLE` line")
+        if norm_type(p.type) != norm_type(type_):
+            raise QueryFileError(f"placeholder {{{name}:{type_}}} but the param line says {p.type}")
+        return p.example
+
+    return PLACEHOLDER.sub(repl, statement)
+
+
+def one_line(s: str, width: int = 60) -> str:
+    flat = " ".join(s.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 2:
+        print("usage: check_sql.py REPO_ROOT", file=sys.stderr)
+        return 2
+    root = Path(argv[1]).resolve()
+    migrations_dir = root / "schema" / "clickhouse"
+    src_dir = root / "src"
+
+    import chdb
+    from chdb.session import Session
+
+    passed = failed = 0
+    failures: list[str] = []
+
+    with tempfile.TemporaryDirectory(prefix="agentledger-chdb-") as tmp:
+        session = Session(tmp)
+        try:
+            engine = session.query("SELECT version()", "CSV").bytes().decode().strip().strip('"')
+            print(f"[modern] chdb {chdb.__version__}, ClickHouse engine {engine}")
+            session.query(f"CREATE DATABASE {DATABASE}", "CSV")
+            session.query(f"USE {DATABASE}", "CSV")
+
+            def check(label: str, sql: str) -> None:
+                nonlocal passed, failed
+                try:
+                    session.query(sql, "Null")
+                except Exception as e:  # chdb raises RuntimeError carrying the server's message
+                    failed += 1
+                    msg = str(e).strip()
+                    print(f"FAIL {label}  {one_line(sql)}\n     {msg}")
+                    failures.append(f"{label}: {msg}")
+                else:
+                    passed += 1
+                    print(f"ok  {label}  {one_line(sql)}")
+
+            def fail(label: str, msg: str) -> None:
+                nonlocal failed
+                failed += 1
+                print(f"FAIL {label}\n     {msg}")
+                failures.append(f"{label}: {msg}")
+
+            for i, sql in enumerate(BOOTSTRAP, 1):
+                check(f"<runner bootstrap>:{i}", sql)
+
+            # Migrations: the runner's order (file name sort), and its naming rule.
+            migration_files = sorted(p for p in migrations_dir.glob("*.sql")) if migrations_dir.is_dir() else []
+            print(f"[modern] {len(migration_files)} migration files")
+            for path in migration_files:
+                rel = path.relative_to(root).as_posix()
+                if not MIGRATION_FILE.match(path.name):
+                    fail(rel, f"migration file name {path.name} is not NNNN_name.sql")
+                    continue
+                for i, sql in enumerate(split_statements(path.read_text(encoding="utf-8")), 1):
+                    check(f"{rel}:{i}", sql)
+
+            query_files = sorted(src_dir.rglob("*.sql")) if src_dir.is_dir() else []
+            print(f"[modern] {len(query_files)} query files")
+            for path in query_files:
+                rel = path.relative_to(root).as_posix()
+                text = path.read_text(encoding="utf-8")
+                try:
+                    params = parse_params(text)
+                except QueryFileError as e:
+                    fail(rel, str(e))
+                    continue
+                statements = split_statements(text)
+                if not statements:
+                    fail(rel, "no statement in query file")
+                for i, sql in enumerate(statements, 1):
+                    try:
+                        concrete = substitute(sql, params)
+                    except QueryFileError as e:
+                        fail(f"{rel}:{i}", str(e))
+                        continue
+                    check(f"{rel}:{i}", concrete)
+        finally:
+            session.cleanup()
+
+    if failures:
+        print("[modern] failures:")
+        for f in failures:
+            print(f"  {f}")
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
