@@ -8,8 +8,9 @@ import { UsageError, type Command } from './command.js';
 import { configCommand } from './config.js';
 import { doctorCommand } from './doctor.js';
 import { migrateCommand } from './migrate.js';
+import { verifyCommand } from './verify.js';
 
-const commands: readonly Command[] = [migrateCommand, doctorCommand, configCommand];
+const commands: readonly Command[] = [migrateCommand, verifyCommand, doctorCommand, configCommand];
 
 function usage(): string {
   const width = Math.max(...commands.map((c) => c.name.length));
@@ -27,6 +28,11 @@ function usage(): string {
 }
 
 export async function main(argv: string[]): Promise<number> {
+  // `agentledger verify x | head` closes stdout early: that is not an error.
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+    throw err;
+  });
   const [name, ...rest] = argv;
   const out = (line: string): void => void process.stdout.write(line + '\n');
   if (name === undefined || name === 'help' || name === '--help' || name === '-h') {

@@ -78,6 +78,13 @@ export const envSchema = z.object({
     .min(0, 'expected a port number 0-65535')
     .max(65535, 'expected a port number 0-65535')
     .default(9464),
+  /**
+   * How the loop runtime hashed Seq: `binary` (8 bytes big-endian, the default)
+   * or `decimal` (ASCII digits), for producers that hashed it as text.
+   */
+  AGENTLEDGER_SEQ_ENCODING: z.enum(['binary', 'decimal']).default('binary'),
+  /** Largest envelope payload accepted, in bytes; larger records are dead-lettered. Default `4194304` (4 MiB). */
+  AGENTLEDGER_MAX_PAYLOAD_BYTES: positiveInt(256 * 1024 * 1024).default(4 * 1024 * 1024),
   /** `debug`, `info`, `warn` or `error`. Default `info`. */
   AGENTLEDGER_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
 });
@@ -100,6 +107,7 @@ export interface Config {
   };
   readonly redis: { readonly url: string; readonly queuePrefix: string };
   readonly batch: { readonly maxRows: number; readonly maxWaitMs: number };
+  readonly envelopes: { readonly seqEncoding: 'binary' | 'decimal'; readonly maxPayloadBytes: number };
   readonly metricsPort: number;
   readonly logLevel: Env['AGENTLEDGER_LOG_LEVEL'];
 }
@@ -152,6 +160,7 @@ export function parseConfig(env: NodeJS.ProcessEnv): Config {
     },
     redis: { url: e.AGENTLEDGER_REDIS_URL, queuePrefix: e.AGENTLEDGER_QUEUE_PREFIX },
     batch: { maxRows: e.AGENTLEDGER_BATCH_MAX_ROWS, maxWaitMs: e.AGENTLEDGER_BATCH_MAX_WAIT_MS },
+    envelopes: { seqEncoding: e.AGENTLEDGER_SEQ_ENCODING, maxPayloadBytes: e.AGENTLEDGER_MAX_PAYLOAD_BYTES },
     metricsPort: e.AGENTLEDGER_METRICS_PORT,
     logLevel: e.AGENTLEDGER_LOG_LEVEL,
   };

@@ -1,0 +1,98 @@
+import { createReadStream } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { decodeEnvelope } from '../decode/envelope.js';
+import { isViolation, SEQ_ENCODING_SETTING, type Verdict } from '../verify/chain.js';
+import { MemoryChains } from '../verify/memory-chains.js';
+import type { Command } from './command.js';
+import { parseOptions, UsageError } from './command.js';
+
+interface Violation {
+  readonly loopId: string;
+  readonly seq: number;
+  readonly verdict: Verdict;
+  readonly detail: string;
+}
+
+/** LoopID and Seq of a record that failed to decode, where they can be read at all. */
+function bestEffortKey(line: string): { loopId: string; seq: number } {
+  try {
+    const v = JSON.parse(line) as { LoopID?: unknown; Seq?: unknown };
+    return { loopId: typeof v.LoopID === 'string' ? v.LoopID : '', seq: typeof v.Seq === 'number' && Number.isSafeInteger(v.Seq) ? v.Seq : 0 };
+  } catch {
+    return { loopId: '', seq: 0 };
+  }
+}
+
+export const verifyCommand: Command = {
+  name: 'verify',
+  summary: 'verify loop-runtime hash chains in JSONL files, offline',
+  help: `Usage: agentledger verify FILE... [--json]
+
+Reads JSONL files (\`-\` for stdin), one Kafka record value of the agent.envelopes
+topic per line, in topic order, and checks every link of every loop's SHA-256
+chain with the same code as \`agentledger ingest\`.
+
+Verdicts: ok, duplicate (a redelivery: allowed), fork (a second version of a
+seq), mismatch (carried hash != recomputed), gap, regression (a seq below the
+head never seen), time_regression, malformed (the line cannot be decoded).
+
+Output: a summary and one line per violation; with --json one object
+{"loops", "envelopes", "ok", "duplicates", "violations": [{"loopId", "seq", "verdict", "detail"}]}.
+Seq is hashed as 8 bytes big-endian unless ${SEQ_ENCODING_SETTING}=decimal.
+
+Exit code: 0 every chain verifies (duplicates allowed), 1 any other verdict,
+2 the input cannot be read.`,
+  async run(args, { config, out }) {
+    const { values, positionals } = parseOptions(args, { json: { type: 'boolean' } }, true);
+    if (positionals.length === 0) throw new UsageError('name at least one FILE, or - for stdin');
+    const chains = new MemoryChains(config.envelopes.seqEncoding);
+    const violations: Violation[] = [];
+    let envelopes = 0;
+    let okCount = 0;
+    let duplicates = 0;
+    for (const file of positionals) {
+      const input = file === '-' ? process.stdin : createReadStream(file);
+      const opened = new Promise<void>((resolve, reject) => {
+        input.once('error', reject);
+        input.once('readable', () => resolve());
+        input.once('end', () => resolve());
+      });
+      try {
+        await opened;
+      } catch (err) {
+        process.stderr.write(`agentledger verify: cannot read ${file}: ${(err as Error).message}\n`);
+        return 2;
+      }
+      let lineNo = 0;
+      for await (const line of createInterface({ input, crlfDelay: Infinity })) {
+        lineNo++;
+        if (line.trim() === '') continue;
+        envelopes++;
+        const decoded = decodeEnvelope(Buffer.from(line, 'utf8'), config.envelopes);
+        if (!decoded.ok) {
+          violations.push({ ...bestEffortKey(line), verdict: 'malformed', detail: `${file}:${lineNo}: ${decoded.reason}` });
+          continue;
+        }
+        const result = chains.verify(decoded.value);
+        if (result.verdict === 'ok') okCount++;
+        else if (result.verdict === 'duplicate') duplicates++;
+        if (isViolation(result.verdict)) {
+          violations.push({ loopId: decoded.value.loopId, seq: decoded.value.seq, verdict: result.verdict, detail: result.detail });
+        }
+      }
+    }
+    const loops = chains.loopCount;
+    if (values.json) {
+      out(JSON.stringify({ loops, envelopes, ok: okCount, duplicates, violations }));
+    } else {
+      out(`${loops} loops, ${envelopes} envelopes: ${okCount} ok, ${duplicates} duplicate(s), ${violations.length} violation(s)`);
+      for (const v of violations.slice(0, 200)) out(`  ${v.verdict.padEnd(15)} ${v.loopId} seq ${v.seq}: ${v.detail}`);
+      if (violations.length > 200) out(`  … and ${violations.length - 200} more (use --json for all)`);
+      const failedAtOne = new Set(violations.filter((v) => v.verdict === 'mismatch' && v.seq === 1).map((v) => v.loopId));
+      if (loops > 0 && failedAtOne.size === loops) {
+        out(`hint: every loop fails at Seq 1; if the producer hashed Seq as ${config.envelopes.seqEncoding === 'binary' ? 'decimal text' : '8 bytes big-endian'}, set ${SEQ_ENCODING_SETTING}=${config.envelopes.seqEncoding === 'binary' ? 'decimal' : 'binary'}`);
+      }
+    }
+    return violations.length === 0 ? 0 : 1;
+  },
+};

@@ -1,0 +1,115 @@
+/**
+ * Kafka record value -> Envelope (DESIGN.md §1). Accepts Go's encoding/json
+ * form of the seed struct (Payload base64, Hash an array of 32 numbers) and
+ * the variants non-Go producers write (Hash as 64 hex characters, Payload as
+ * the canonical JSON text itself). Anything else is `malformed`, with the
+ * reason, and never an exception.
+ */
+import { z } from 'zod';
+import { parseRfc3339, type Instant } from './time.js';
+import { classifyKind, decodePayload, type KindName, type Payload } from './payloads.js';
+import { malformed, ok, type Decoded } from './result.js';
+
+export interface Envelope {
+  readonly loopId: string;
+  readonly seq: number;
+  /** The Time text exactly as it arrived: it is what was hashed. */
+  readonly timeText: string;
+  readonly time: Instant;
+  /** The Kind text verbatim. */
+  readonly kind: string;
+  /** The kind it classifies as, or undefined for a kind agentledger does not know. */
+  readonly kindClass: KindName | undefined;
+  /** The exact payload bytes (hashed as they are, never re-serialized). */
+  readonly payload: Buffer;
+  readonly payloadText: string;
+  /** Typed payload for a known kind; undefined for an unknown one. */
+  readonly body: Payload | undefined;
+  /** The carried hash, 32 bytes. */
+  readonly hash: Buffer;
+}
+
+export interface DecodeOptions {
+  /** Largest payload accepted, in bytes (after base64 decoding). */
+  readonly maxPayloadBytes: number;
+}
+
+export const DEFAULT_DECODE_OPTIONS: DecodeOptions = { maxPayloadBytes: 4 * 1024 * 1024 };
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+const HEX64 = /^[0-9a-fA-F]{64}$/;
+
+const recordSchema = z.object({
+  LoopID: z.string().min(1, 'LoopID is empty'),
+  // Checked in this order so the reason names the real problem (zod 4's int()
+  // would call 2^53 + 1 "not an integer").
+  Seq: z
+    .number({ message: 'Seq is not a number' })
+    .refine(Number.isInteger, 'Seq is not an integer')
+    .refine((n) => n >= 1, 'Seq must be >= 1 (it is 1-based)')
+    .refine((n) => n <= Number.MAX_SAFE_INTEGER, 'Seq is beyond 2^53 - 1: it cannot be read exactly'),
+  Time: z.string({ message: 'Time is not a string' }),
+  Kind: z.string({ message: 'Kind is not a string' }).min(1, 'Kind is empty'),
+  Payload: z.string({ message: 'Payload is not a base64 or JSON string' }),
+  Hash: z.union([
+    z.array(z.number().int().min(0).max(255)).length(32),
+    z.string().regex(HEX64),
+  ], { message: 'Hash is neither 32 bytes as numbers nor 64 hex characters' }),
+});
+
+export function decodeEnvelope(value: Buffer | null, options: DecodeOptions = DEFAULT_DECODE_OPTIONS): Decoded<Envelope> {
+  if (value === null || value.length === 0) return malformed('empty record value');
+  let text: string;
+  try {
+    text = utf8.decode(value);
+  } catch {
+    return malformed('record value is not valid UTF-8');
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (err) {
+    return malformed(`record value is not JSON: ${(err as Error).message}`);
+  }
+  const rec = recordSchema.safeParse(json);
+  if (!rec.success) {
+    const issue = rec.error.issues[0];
+    const where = issue?.path.length ? `${issue.path.join('.')}: ` : '';
+    return malformed(`${where}${issue?.message ?? 'not an Envelope'}`);
+  }
+  const r = rec.data;
+  const time = parseRfc3339(r.Time);
+  if (!time) return malformed(`Time ${JSON.stringify(r.Time.slice(0, 64))} is not RFC 3339`);
+
+  let payload: Buffer;
+  if (r.Payload.startsWith('{')) {
+    payload = Buffer.from(r.Payload, 'utf8');
+  } else {
+    if (r.Payload.length > (options.maxPayloadBytes * 4) / 3 + 4) return malformed(`payload larger than ${options.maxPayloadBytes} bytes`);
+    if (!BASE64.test(r.Payload)) return malformed('Payload is neither base64 nor a JSON object text');
+    payload = Buffer.from(r.Payload, 'base64');
+  }
+  if (payload.length > options.maxPayloadBytes) return malformed(`payload larger than ${options.maxPayloadBytes} bytes`);
+  let payloadText: string;
+  try {
+    payloadText = utf8.decode(payload);
+  } catch {
+    return malformed('payload is not valid UTF-8');
+  }
+  let parsedPayload: unknown;
+  try {
+    parsedPayload = JSON.parse(payloadText);
+  } catch (err) {
+    return malformed(`payload is not JSON: ${(err as Error).message}`);
+  }
+  const kindClass = classifyKind(r.Kind);
+  let body: Payload | undefined;
+  if (kindClass) {
+    const decoded = decodePayload(kindClass, payloadText, parsedPayload);
+    if (!decoded.ok) return decoded;
+    body = decoded.value;
+  }
+  const hash = typeof r.Hash === 'string' ? Buffer.from(r.Hash, 'hex') : Buffer.from(r.Hash);
+  return ok({ loopId: r.LoopID, seq: r.Seq, timeText: r.Time, time, kind: r.Kind, kindClass, payload, payloadText, body, hash });
+}

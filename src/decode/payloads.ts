@@ -1,0 +1,201 @@
+/**
+ * The 18 payload kinds of the loop runtime (seed `loop-runtime-event-types.go.txt`),
+ * with the JSON names of the Go struct tags.
+ *
+ * A payload is validated by a zod schema over `JSON.parse`'s result (types,
+ * unknown members ignored, absent members read as Go's zero value), then read
+ * exactly from its text: integers (Go int/int64/uint64) as bigint from their
+ * digits, USD amounts (float64) as picodollars from their decimal text, and
+ * `json.RawMessage` members as the producer's own text.
+ */
+import { z } from 'zod';
+import { usdTextToPico } from '../money/picodollars.js';
+import { objectMembers } from './json-spans.js';
+import { malformed, ok, type Decoded } from './result.js';
+
+type FieldType = 'string' | 'bool' | 'int' | 'uint' | 'raw' | 'usd' | 'usage';
+
+/** A USD amount: the number's text as the producer wrote it, and exact picodollars. */
+export interface Usd {
+  readonly text: string;
+  readonly pico: bigint;
+}
+
+export interface ModelUsage {
+  readonly in: bigint;
+  readonly out: bigint;
+  readonly cost_usd: Usd;
+}
+
+type FieldValue<T> = T extends 'string' | 'raw'
+  ? string
+  : T extends 'bool'
+    ? boolean
+    : T extends 'int' | 'uint'
+      ? bigint
+      : T extends 'usd'
+        ? Usd
+        : ModelUsage;
+
+const specs = {
+  LoopStarted: { name: 'string', initial_state: 'raw', seed: 'int', config_hash: 'string', parent_id: 'string', depth: 'int' },
+  IterationStarted: { iteration: 'int' },
+  ActionRequested: { action_id: 'string', action_type: 'string', action_payload: 'raw' },
+  PolicyDecided: { action_id: 'string', decision: 'string', capability: 'string', tool: 'string', reason: 'string' },
+  ModelCalled: {
+    action_id: 'string',
+    request: 'raw',
+    response: 'raw',
+    usage: 'usage',
+    provider: 'string',
+    model: 'string',
+    duration_ms: 'int',
+  },
+  ToolCalled: {
+    action_id: 'string',
+    tool: 'string',
+    args: 'raw',
+    result: 'raw',
+    is_error: 'bool',
+    duration_ms: 'int',
+    idempotency_key: 'string',
+  },
+  BudgetCharged: { tokens: 'int', usd: 'usd', wall_clock_ms: 'int', iterations: 'int', action_type: 'string' },
+  CompactionApplied: { strategy: 'string', plan_json: 'raw', dropped_from: 'uint', dropped_to: 'uint', summary_ref: 'string' },
+  ConvergenceWarning: { detector: 'string', reason: 'string', count: 'int' },
+  HumanRequested: { action_id: 'string', prompt: 'string' },
+  HumanResponded: { action_id: 'string', response: 'string' },
+  Interrupted: { reason: 'string' },
+  Resumed: {},
+  SnapshotTaken: { seq: 'uint', state_hash: 'string' },
+  ForkedFrom: { source_loop_id: 'string', at_seq: 'uint' },
+  SubAgentSpawned: { child_loop_id: 'string', definition: 'string', request: 'raw' },
+  SubAgentCompleted: {
+    child_loop_id: 'string',
+    definition: 'string',
+    outcome_kind: 'string',
+    resp_json: 'raw',
+    error: 'string',
+    child_spend: 'raw',
+  },
+  LoopFinished: { outcome_kind: 'string', result: 'raw', error: 'string', total_spend: 'raw' },
+} as const satisfies Record<string, Record<string, FieldType>>;
+
+export type KindName = keyof typeof specs;
+export const KIND_NAMES = Object.keys(specs) as KindName[];
+
+export type Payload<K extends KindName = KindName> = K extends KindName
+  ? { readonly kind: K } & { readonly [F in keyof (typeof specs)[K]]: FieldValue<(typeof specs)[K][F]> }
+  : never;
+
+export type PayloadOf<K extends KindName> = Extract<Payload, { kind: K }>;
+
+/**
+ * Kind spellings are classified ignoring case and the separators `_ . -`
+ * (`model_called` is ModelCalled); the verbatim text is what gets hashed.
+ */
+const byNormalized = new Map<string, KindName>(KIND_NAMES.map((k) => [k.toLowerCase(), k]));
+export function classifyKind(kind: string): KindName | undefined {
+  return byNormalized.get(kind.replace(/[_.-]/g, '').toLowerCase());
+}
+
+// Not z.int(): zod 4 limits it to safe integers, and int64 fields (a seed, a
+// token count) go beyond 2^53; their exact digits are read from the text below.
+const integer = z.number().refine(Number.isInteger, 'expected an integer');
+const fieldSchemas: Record<FieldType, z.ZodType> = {
+  string: z.string().optional(),
+  bool: z.boolean().optional(),
+  int: integer.optional(),
+  uint: integer.refine((n) => n >= 0, 'expected an unsigned integer').optional(),
+  raw: z.unknown().optional(),
+  usd: z.number().optional(),
+  usage: z
+    .object({ in: integer.optional(), out: integer.optional(), cost_usd: z.number().optional() })
+    .optional()
+    .nullable(),
+};
+
+const schemas = new Map<KindName, z.ZodType>(
+  KIND_NAMES.map((kind) => {
+    const shape: Record<string, z.ZodType> = {};
+    for (const [field, type] of Object.entries(specs[kind])) shape[field] = fieldSchemas[type];
+    return [kind, z.object(shape)];
+  }),
+);
+
+const ZERO_USD: Usd = { text: '0', pico: 0n };
+
+function exactInt(text: string | undefined, field: string, unsigned: boolean): bigint | string {
+  if (text === undefined || text === 'null') return 0n;
+  if (!/^-?\d+$/.test(text)) {
+    // JSON allows 1e3 or 5.0 for an integer; only exact when it is a safe one.
+    const n = Number(text);
+    if (!Number.isSafeInteger(n)) return `${field}: ${text} is not an exact integer`;
+    return BigInt(n);
+  }
+  const v = BigInt(text);
+  if (unsigned ? v > 0xffff_ffff_ffff_ffffn || v < 0n : v > 0x7fff_ffff_ffff_ffffn || v < -0x8000_0000_0000_0000n) {
+    return `${field}: ${text} does not fit ${unsigned ? 'uint64' : 'int64'}`;
+  }
+  return v;
+}
+
+function exactUsd(text: string | undefined, field: string): Usd | string {
+  if (text === undefined || text === 'null') return ZERO_USD;
+  const pico = usdTextToPico(text);
+  return pico === undefined ? `${field}: ${text} is not a number` : { text, pico };
+}
+
+/**
+ * Decodes one payload of a known kind from its exact text. `parsed` is
+ * `JSON.parse(text)`, done once by the caller.
+ */
+export function decodePayload(kind: KindName, text: string, parsed: unknown): Decoded<Payload> {
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    return malformed(`${kind} payload is not a JSON object`);
+  }
+  const checked = schemas.get(kind)!.safeParse(parsed);
+  if (!checked.success) {
+    const issue = checked.error.issues[0];
+    return malformed(`${kind} payload: ${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}`);
+  }
+  const members = objectMembers(text);
+  const obj = parsed as Record<string, unknown>;
+  const out: Record<string, unknown> = { kind };
+  for (const [field, type] of Object.entries(specs[kind]) as [string, FieldType][]) {
+    const raw = members.get(field);
+    let value: unknown;
+    switch (type) {
+      case 'string':
+        value = (obj[field]) ?? '';
+        break;
+      case 'bool':
+        value = (obj[field]) ?? false;
+        break;
+      case 'raw':
+        value = raw ?? '';
+        break;
+      case 'int':
+      case 'uint':
+        value = exactInt(raw, field, type === 'uint');
+        break;
+      case 'usd':
+        value = exactUsd(raw, field);
+        break;
+      case 'usage': {
+        const usage = raw === undefined || raw === 'null' ? new Map<string, string>() : objectMembers(raw);
+        const tokensIn = exactInt(usage.get('in'), 'usage.in', false);
+        const tokensOut = exactInt(usage.get('out'), 'usage.out', false);
+        const cost = exactUsd(usage.get('cost_usd'), 'usage.cost_usd');
+        for (const v of [tokensIn, tokensOut, cost]) if (typeof v === 'string') return malformed(`${kind} payload: ${v}`);
+        value = { in: tokensIn, out: tokensOut, cost_usd: cost };
+        break;
+      }
+    }
+    if (typeof value === 'string' && (type === 'int' || type === 'uint' || type === 'usd')) {
+      return malformed(`${kind} payload: ${value}`);
+    }
+    out[field] = value;
+  }
+  return ok(out as Payload);
+}

@@ -1,0 +1,50 @@
+/**
+ * RFC 3339 times with up to nanosecond precision, as the loop runtime writes
+ * them (Go's time.RFC3339Nano). The text is kept verbatim for hashing; the
+ * instant is compared at full nanosecond precision, which a JavaScript Date
+ * (milliseconds) cannot do.
+ */
+export interface Instant {
+  /** Whole seconds since the Unix epoch, UTC. */
+  readonly seconds: number;
+  /** 0..999,999,999 */
+  readonly nanos: number;
+}
+
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:([Zz])|([+-])(\d{2}):(\d{2}))$/;
+
+export function parseRfc3339(text: string): Instant | undefined {
+  const m = RFC3339.exec(text);
+  if (!m) return undefined;
+  const [year, month, day, hour, minute, second] = [m[1], m[2], m[3], m[4], m[5], m[6]].map(Number) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
+  if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 60) return undefined;
+  const ms = Date.UTC(year, month - 1, day, hour, minute, second);
+  const check = new Date(ms);
+  if (check.getUTCDate() !== day || check.getUTCMonth() !== month - 1) return undefined;
+  let offset = 0;
+  if (!m[8]) {
+    const oh = Number(m[10]);
+    const om = Number(m[11]);
+    if (oh > 23 || om > 59) return undefined;
+    offset = (oh * 60 + om) * 60 * (m[9] === '-' ? -1 : 1);
+  }
+  const nanos = m[7] ? Number(m[7].padEnd(9, '0')) : 0;
+  return { seconds: ms / 1000 - offset, nanos };
+}
+
+/** Negative when a is earlier than b, 0 when equal, positive when later. */
+export function compareInstants(a: Instant, b: Instant): number {
+  return a.seconds !== b.seconds ? a.seconds - b.seconds : a.nanos - b.nanos;
+}
+
+/** `YYYY-MM-DD hh:mm:ss` in UTC: what a ClickHouse DateTime('UTC') column takes. */
+export function toClickHouseDateTime(instant: Instant): string {
+  return new Date(instant.seconds * 1000).toISOString().slice(0, 19).replace('T', ' ');
+}

@@ -1,0 +1,54 @@
+/**
+ * Money is integer picodollars (10⁻¹² USD) everywhere, as bigint in memory and
+ * Int64 in ClickHouse. USD amounts arrive as JSON number text (Go writes
+ * float64 as the shortest text that round-trips, e.g. `1e-7`); they are
+ * converted from that text, rounding half to even at 10⁻¹², never by
+ * multiplying a float.
+ */
+
+/** The largest value an Int64 column holds: about $9.2M in picodollars. */
+export const INT64_MAX = 9_223_372_036_854_775_807n;
+export const INT64_MIN = -9_223_372_036_854_775_808n;
+
+const NUMBER_TEXT = /^(-)?(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/;
+
+/**
+ * Converts the decimal text of a USD amount to picodollars, rounding half to
+ * even. Returns undefined for text that is not a JSON number.
+ */
+export function usdTextToPico(text: string): bigint | undefined {
+  const m = NUMBER_TEXT.exec(text);
+  if (!m) return undefined;
+  const negative = m[1] === '-';
+  const digits = (m[2] ?? '') + (m[3] ?? '');
+  // value = digits × 10^(exp - fractionLength); picodollars = value × 10^12
+  const exponent = Number(m[4] ?? '0') - (m[3]?.length ?? 0) + 12;
+  if (!Number.isSafeInteger(exponent) || exponent > 40) return undefined;
+  let pico: bigint;
+  if (exponent >= 0) {
+    pico = BigInt(digits) * 10n ** BigInt(exponent);
+  } else {
+    const cut = -exponent;
+    const padded = digits.padStart(cut + 1, '0');
+    const kept = BigInt(padded.slice(0, padded.length - cut));
+    const dropped = padded.slice(padded.length - cut);
+    const half = '5' + '0'.repeat(cut - 1);
+    const cmp = dropped === half ? 0 : dropped > half ? 1 : -1;
+    pico = cmp > 0 || (cmp === 0 && kept % 2n === 1n) ? kept + 1n : kept;
+  }
+  return negative ? -pico : pico;
+}
+
+/** Formats picodollars as a USD decimal string with 12 fraction digits, exactly. */
+export function picoToUsdText(pico: bigint): string {
+  const negative = pico < 0n;
+  const abs = negative ? -pico : pico;
+  const whole = abs / 1_000_000_000_000n;
+  const frac = (abs % 1_000_000_000_000n).toString().padStart(12, '0');
+  return `${negative ? '-' : ''}${whole}.${frac}`;
+}
+
+/** True when the value fits an Int64 column. */
+export function fitsInt64(value: bigint): boolean {
+  return value >= INT64_MIN && value <= INT64_MAX;
+}

@@ -1,0 +1,39 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { picoToUsdText, usdTextToPico } from '../../src/money/picodollars.js';
+
+test('USD text converts to picodollars exactly, from the decimal text', () => {
+  const cases: [string, bigint][] = [
+    ['0', 0n],
+    ['1', 1_000_000_000_000n],
+    ['12.5', 12_500_000_000_000n],
+    ['1e-7', 100_000n],
+    ['1e-12', 1n],
+    ['1E-12', 1n],
+    ['0.000123', 123_000_000n],
+    ['0.30000000000000004', 300_000_000_000n],
+    ['9007.199254740993', 9_007_199_254_740_993n],
+    ['9223372.036854775807', 9_223_372_036_854_775_807n],
+    ['1.5e3', 1_500_000_000_000_000n],
+    ['-2.25', -2_250_000_000_000n],
+  ];
+  for (const [text, pico] of cases) assert.equal(usdTextToPico(text), pico, text);
+});
+
+test('rounding at 10^-12 is half to even', () => {
+  assert.equal(usdTextToPico('0.0000000000005'), 0n); // 0.5 pico -> 0 (even)
+  assert.equal(usdTextToPico('0.0000000000015'), 2n); // 1.5 -> 2
+  assert.equal(usdTextToPico('0.0000000000025'), 2n); // 2.5 -> 2
+  assert.equal(usdTextToPico('0.00000000000250001'), 3n);
+  assert.equal(usdTextToPico('0.0000000000024999'), 2n);
+  assert.equal(usdTextToPico('5e-13'), 0n);
+  assert.equal(usdTextToPico('1.5e-12'), 2n);
+  assert.equal(usdTextToPico('-0.0000000000015'), -2n);
+});
+
+test('non-numbers are refused, and formatting back is exact', () => {
+  for (const bad of ['', 'NaN', '1.', '.5', '0x10', '1e', 'Infinity', '1e999999999999']) assert.equal(usdTextToPico(bad), undefined, bad);
+  assert.equal(picoToUsdText(9_223_372_036_854_775_807n), '9223372.036854775807');
+  assert.equal(picoToUsdText(-1n), '-0.000000000001');
+  assert.equal(picoToUsdText(123_000_000n), '0.000123000000');
+});
