@@ -7,7 +7,9 @@
 -- (loop_id, seq) is unique among rows whose verdict is not 'fork' or 'malformed'.
 --
 -- Exactly-once: a batch of records is written by ONE insert, so its rows land
--- together or not at all, and max(kafka_offset) per (kafka_topic,
+-- together or not at all (partitioned by ingested_at, which one insert shares,
+-- so an insert is never split into parts of several partitions that could land
+-- one without the other), and max(kafka_offset) per (kafka_topic,
 -- kafka_partition) is the consumer's durable progress, read back after a
 -- restart or a rebalance. ReplacingMergeTree on a key that includes the Kafka
 -- offset is the last line of defence: a record inserted twice by a consumer
@@ -39,5 +41,5 @@ CREATE TABLE IF NOT EXISTS envelopes
     ingested_at     DateTime('UTC')
 )
 ENGINE = ReplacingMergeTree
-PARTITION BY toYYYYMM(time)
+PARTITION BY toYYYYMM(ingested_at)
 ORDER BY (loop_id, seq, kafka_topic, kafka_partition, kafka_offset);

@@ -7,10 +7,11 @@ import { createLogger } from '../observability/logger.js';
 import { UsageError, type Command } from './command.js';
 import { configCommand } from './config.js';
 import { doctorCommand } from './doctor.js';
+import { ingestCommand } from './ingest.js';
 import { migrateCommand } from './migrate.js';
 import { verifyCommand } from './verify.js';
 
-const commands: readonly Command[] = [migrateCommand, verifyCommand, doctorCommand, configCommand];
+const commands: readonly Command[] = [ingestCommand, migrateCommand, verifyCommand, doctorCommand, configCommand];
 
 function usage(): string {
   const width = Math.max(...commands.map((c) => c.name.length));

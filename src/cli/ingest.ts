@@ -1,0 +1,77 @@
+import type { Server } from 'node:http';
+import { createMetrics, serveMetrics } from '../observability/metrics.js';
+import { createClickHouse } from '../sink/clickhouse/client.js';
+import { migrate } from '../sink/clickhouse/migrate.js';
+import { Ingestor } from '../sources/ingest.js';
+import { createKafka } from '../sources/kafka.js';
+import type { Command } from './command.js';
+import { parseOptions, UsageError } from './command.js';
+import { MIGRATIONS_DIR } from './migrate.js';
+
+export const ingestCommand: Command = {
+  name: 'ingest',
+  summary: 'consume envelopes from Kafka, verify every chain, store each exactly once',
+  help: `Usage: agentledger ingest [--idle-exit-ms MS] [--no-migrate]
+
+Consumes AGENTLEDGER_ENVELOPE_TOPIC in consumer group AGENTLEDGER_KAFKA_GROUP_ID,
+decodes and verifies every envelope against its loop's chain and writes each one
+exactly once to ClickHouse (table envelopes; violations are rows with their
+verdict and evidence). Records that cannot be decoded go to
+AGENTLEDGER_DLQ_TOPIC with their original bytes and the reason in headers.
+
+Run more processes with the same group id to scale out: Kafka spreads the
+partitions, and each process reads its partitions' state back from ClickHouse.
+
+Rows are flushed every AGENTLEDGER_BATCH_MAX_ROWS rows or AGENTLEDGER_BATCH_MAX_WAIT_MS
+ms; offsets are committed only after their rows are durable. While ClickHouse is
+slow or down, consumption pauses and resumes by itself. SIGTERM or SIGINT
+finishes the batch in hand, flushes, commits and exits 0.
+
+Prometheus metrics on :AGENTLEDGER_METRICS_PORT/metrics (0 turns them off).
+
+Options:
+  --idle-exit-ms MS  exit (after a final flush) once no record has arrived for MS ms
+  --no-migrate       do not apply pending ClickHouse migrations at start`,
+  async run(args, { config, log }) {
+    const { values } = parseOptions(args, { 'idle-exit-ms': { type: 'string' }, 'no-migrate': { type: 'boolean' } });
+    const idleExitMs = values['idle-exit-ms'] === undefined ? undefined : Number(values['idle-exit-ms']);
+    if (idleExitMs !== undefined && (!Number.isInteger(idleExitMs) || idleExitMs < 1)) throw new UsageError('--idle-exit-ms takes a whole number of ms');
+    if (!values['no-migrate']) await migrate(config.clickhouse, MIGRATIONS_DIR, log);
+
+    const metrics = createMetrics();
+    let server: Server | undefined;
+    if (config.metricsPort > 0) server = await serveMetrics(metrics, config.metricsPort);
+    const clickhouse = createClickHouse(config.clickhouse);
+    const ingestor = new Ingestor({ kafka: createKafka(config.kafka, log), clickhouse, config, log, metrics });
+
+    let resolveDone: () => void = () => undefined;
+    const done = new Promise<void>((r) => (resolveDone = r));
+    const shutdown = (why: string): void => {
+      log.info('stopping', { why, buffered: ingestor.buffered });
+      void ingestor
+        .stop()
+        .catch((err: unknown) => log.error('stop failed', { error: err instanceof Error ? err.message : String(err) }))
+        .finally(resolveDone);
+    };
+    process.once('SIGTERM', () => shutdown('SIGTERM'));
+    process.once('SIGINT', () => shutdown('SIGINT'));
+
+    await ingestor.start();
+    log.info('ingesting', { topic: config.kafka.topics.envelopes, group: config.kafka.groupId, metricsPort: config.metricsPort });
+    let idleTimer: NodeJS.Timeout | undefined;
+    if (idleExitMs !== undefined) {
+      idleTimer = setInterval(() => {
+        if (Date.now() - ingestor.lastActivity >= idleExitMs) {
+          clearInterval(idleTimer);
+          shutdown(`idle for ${idleExitMs} ms`);
+        }
+      }, Math.min(idleExitMs, 500));
+    }
+    await done;
+    if (idleTimer) clearInterval(idleTimer);
+    await clickhouse.close();
+    server?.close();
+    log.info('stopped');
+    return 0;
+  },
+};

@@ -1,0 +1,83 @@
+/**
+ * Prometheus metrics of the ingest pipeline, served on AGENTLEDGER_METRICS_PORT
+ * at /metrics (and /healthz). One registry per process.
+ */
+import { createServer, type Server } from 'node:http';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+export function createMetrics() {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'agentledger_' });
+  return {
+    registry,
+    envelopes: new Counter({
+      name: 'agentledger_envelopes_total',
+      help: 'Envelopes processed, by verdict (duplicates are dropped, everything else is stored)',
+      labelNames: ['verdict'] as const,
+      registers: [registry],
+    }),
+    deadLetters: new Counter({
+      name: 'agentledger_dead_letters_total',
+      help: 'Records sent to the dead-letter topic, by source topic',
+      labelNames: ['topic'] as const,
+      registers: [registry],
+    }),
+    batchRows: new Histogram({
+      name: 'agentledger_insert_batch_rows',
+      help: 'Rows per ClickHouse insert',
+      buckets: [1, 10, 100, 500, 1000, 5000, 10000, 50000],
+      registers: [registry],
+    }),
+    insertSeconds: new Histogram({
+      name: 'agentledger_insert_seconds',
+      help: 'Latency of ClickHouse inserts, successful ones',
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers: [registry],
+    }),
+    insertFailures: new Counter({
+      name: 'agentledger_insert_failures_total',
+      help: 'Failed ClickHouse inserts (retried; consumption pauses meanwhile)',
+      registers: [registry],
+    }),
+    paused: new Gauge({
+      name: 'agentledger_consumer_paused',
+      help: '1 while consumption is paused because ClickHouse is slow or down',
+      registers: [registry],
+    }),
+    lag: new Gauge({
+      name: 'agentledger_consumer_lag',
+      help: 'Records between the last processed offset and the high watermark, per partition',
+      labelNames: ['topic', 'partition'] as const,
+      registers: [registry],
+    }),
+  };
+}
+
+export type Metrics = ReturnType<typeof createMetrics>;
+
+export function serveMetrics(metrics: Metrics, port: number): Promise<Server> {
+  const server = createServer((req, res) => {
+    if (req.url === '/metrics') {
+      metrics.registry
+        .metrics()
+        .then((body) => {
+          res.writeHead(200, { 'content-type': metrics.registry.contentType });
+          res.end(body);
+        })
+        .catch((err: unknown) => {
+          res.writeHead(500);
+          res.end(String(err));
+        });
+    } else if (req.url === '/healthz') {
+      res.writeHead(200);
+      res.end('ok\n');
+    } else {
+      res.writeHead(404);
+      res.end();
+    }
+  });
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, () => resolve(server));
+  });
+}

@@ -1,0 +1,99 @@
+/**
+ * The envelopes table as the consumer's chain state: ClickHouse is the source
+ * of truth for what has been stored, so after a restart, a crash at any
+ * instant or a rebalance, heads and progress are read back from here. Memory
+ * only caches them.
+ */
+import type { ClickHouseClient } from '@clickhouse/client';
+import { parseRfc3339 } from '../../decode/time.js';
+import type { ChainHead, StoredVersion, Verdict } from '../../verify/chain.js';
+import { querySql, renderSql } from './sql.js';
+
+export interface EnvelopeRow {
+  loop_id: string;
+  seq: number;
+  time: string;
+  time_text: string;
+  kind: string;
+  kind_class: string;
+  hash: string;
+  computed_hash: string;
+  payload: string;
+  verdict: Verdict;
+  detail: string;
+  kafka_topic: string;
+  kafka_partition: number;
+  kafka_offset: string;
+  ingested_at: string;
+}
+
+/** How many ids go into one IN list. */
+const CHUNK = 2000;
+
+export const versionKey = (loopId: string, seq: number): string => `${loopId}\u0000${seq}`;
+
+export class EnvelopeStore {
+  constructor(private readonly ch: ClickHouseClient) {}
+
+  /** The offset after the last stored record of a partition (0 when none). */
+  async progress(topic: string, partition: number): Promise<bigint> {
+    const [row] = await this.ch
+      .query({ query: renderSql(querySql('envelope_progress'), { topic, partition }), format: 'JSONEachRow' })
+      .then((r) => r.json<{ next_offset: string; n: string }>());
+    return row && Number(row.n) > 0 ? BigInt(row.next_offset) : 0n;
+  }
+
+  /** Verified heads of the given loops; loops with no stored envelope are absent. */
+  async heads(loopIds: readonly string[]): Promise<Map<string, ChainHead>> {
+    const heads = new Map<string, ChainHead>();
+    for (let i = 0; i < loopIds.length; i += CHUNK) {
+      const rows = await this.ch
+        .query({ query: renderSql(querySql('envelope_heads'), { loop_ids: loopIds.slice(i, i + CHUNK) }), format: 'JSONEachRow' })
+        .then((r) =>
+          r.json<{ loop_id: string; seq: string | number; hash: string; computed_hash: string; time_text: string; verdict: string }>(),
+        );
+      for (const r of rows) {
+        const time = parseRfc3339(r.time_text);
+        if (!time) continue; // cannot happen: only decoded envelopes move a head
+        heads.set(r.loop_id, {
+          seq: Number(r.seq),
+          hash: Buffer.from(r.hash, 'hex'),
+          computedHash: r.computed_hash ? Buffer.from(r.computed_hash, 'hex') : undefined,
+          timeText: r.time_text,
+          time,
+          mismatched: r.verdict === 'mismatch',
+        });
+      }
+    }
+    return heads;
+  }
+
+  /** Stored versions of (loop, seq) pairs, keyed by versionKey(). */
+  async versions(keys: readonly (readonly [string, number])[]): Promise<Map<string, StoredVersion>> {
+    const found = new Map<string, StoredVersion>();
+    for (let i = 0; i < keys.length; i += CHUNK) {
+      const rows = await this.ch
+        .query({ query: renderSql(querySql('envelope_versions'), { keys: keys.slice(i, i + CHUNK) }), format: 'JSONEachRow' })
+        .then((r) => r.json<{ loop_id: string; seq: string | number; hash: string; time_text: string; kind: string; payload: string }>());
+      for (const r of rows) {
+        found.set(versionKey(r.loop_id, Number(r.seq)), {
+          hash: Buffer.from(r.hash, 'hex'),
+          timeText: r.time_text,
+          kind: r.kind,
+          payload: Buffer.from(r.payload, 'utf8'),
+        });
+      }
+    }
+    return found;
+  }
+
+  /**
+   * One INSERT for the whole batch: ClickHouse writes an insert of fewer than
+   * max_insert_block_size rows as one part, so the rows land together or not
+   * at all, and the durable progress never covers a record whose row is lost.
+   */
+  async insert(rows: readonly EnvelopeRow[]): Promise<void> {
+    if (rows.length === 0) return;
+    await this.ch.insert({ table: 'envelopes', values: rows as EnvelopeRow[], format: 'JSONEachRow' });
+  }
+}

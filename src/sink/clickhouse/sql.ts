@@ -1,0 +1,62 @@
+/**
+ * Queries live in `.sql` files beside this module, with a header naming their
+ * parameters (`-- param: NAME TYPE EXAMPLE`) and placeholders in ClickHouse's
+ * own syntax, `{name:Type}`. ClickHouse 18.16 has no query parameters, so the
+ * placeholders are rendered here as quoted literals; on current ClickHouse the
+ * same text could be sent with server-side parameters. test/modern checks every
+ * file on current ClickHouse with the EXAMPLE values.
+ */
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { quoteString } from './client.js';
+
+const QUERIES_DIR = fileURLToPath(new URL('../../../../src/sink/clickhouse/queries/', import.meta.url));
+
+export type SqlValue = string | number | bigint | readonly SqlValue[];
+
+function literal(value: SqlValue): string {
+  if (typeof value === 'string') return quoteString(value);
+  if (typeof value === 'bigint') return value.toString();
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value)) throw new Error(`not a finite number: ${value}`);
+    return String(value);
+  }
+  return Array.isArray(value) && value.length > 0 && Array.isArray(value[0])
+    ? `[${value.map((t) => `(${(t as readonly SqlValue[]).map(literal).join(', ')})`).join(', ')}]`
+    : `[${value.map(literal).join(', ')}]`;
+}
+
+/**
+ * Substitutes `{name:Type}` placeholders; every one must have a value. An
+ * array right after `IN` is written as a parenthesised list: 18.16 refuses
+ * `x IN [..]` ("Invalid types for IN function"), both versions take `x IN (..)`.
+ */
+export function renderSql(text: string, params: Record<string, SqlValue>): string {
+  return text.replace(/(\bIN\s+)?\{([A-Za-z_][A-Za-z0-9_]*):[^}]+\}/g, (_, inKeyword: string | undefined, name: string) => {
+    const value = params[name];
+    if (value === undefined) throw new Error(`query parameter ${name} has no value`);
+    if (inKeyword && Array.isArray(value)) {
+      if (value.length === 0) throw new Error(`query parameter ${name}: IN needs at least one value`);
+      const items = value as readonly SqlValue[];
+      return `${inKeyword}(${items.map((v) => (Array.isArray(v) ? `(${(v as readonly SqlValue[]).map(literal).join(', ')})` : literal(v))).join(', ')})`;
+    }
+    return (inKeyword ?? '') + literal(value);
+  });
+}
+
+const cache = new Map<string, string>();
+
+/** The text of `queries/NAME.sql`, without its comment header. */
+export function querySql(name: string): string {
+  let text = cache.get(name);
+  if (text === undefined) {
+    text = readFileSync(`${QUERIES_DIR}${name}.sql`, 'utf8')
+      .split('\n')
+      .filter((l) => !l.trimStart().startsWith('--'))
+      .join('\n')
+      .trim()
+      .replace(/;$/, '');
+    cache.set(name, text);
+  }
+  return text;
+}

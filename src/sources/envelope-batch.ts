@@ -1,0 +1,156 @@
+/**
+ * One Kafka batch of envelope records -> rows for the envelopes table and
+ * dead letters. Decoding and verification are the pure stages; this module
+ * feeds them the chain state (cached heads, and ClickHouse for what the cache
+ * lacks) and keeps the cache in step with the rows it returns.
+ */
+import { decodeEnvelope, type DecodeOptions, type Envelope } from '../decode/envelope.js';
+import { toClickHouseDateTime } from '../decode/time.js';
+import { verifyLink, type ChainHead, type StoredVersion, type Verdict } from '../verify/chain.js';
+import type { SeqEncoding } from '../verify/hash.js';
+import { versionKey, type EnvelopeRow, type EnvelopeStore } from '../sink/clickhouse/envelope-store.js';
+
+export interface SourceRecord {
+  readonly topic: string;
+  readonly partition: number;
+  readonly offset: string;
+  readonly key: Buffer | null;
+  readonly value: Buffer | null;
+}
+
+export interface DeadLetter {
+  readonly record: SourceRecord;
+  readonly reason: string;
+}
+
+export interface BatchOutcome {
+  readonly rows: EnvelopeRow[];
+  readonly deadLetters: DeadLetter[];
+  readonly verdicts: Map<Verdict, number>;
+}
+
+/** Raw text of a malformed record kept in ClickHouse; the DLQ has all of it. */
+const MALFORMED_EVIDENCE_BYTES = 64 * 1024;
+
+/**
+ * Heads of the loops this process has seen, bounded. `null` caches "no
+ * envelope stored yet". Cleared on every rebalance: another consumer may have
+ * moved a loop's chain while this one did not own its partition.
+ */
+export class HeadCache {
+  private readonly heads = new Map<string, ChainHead | null>();
+  constructor(private readonly limit = 200_000) {}
+  get(loopId: string): ChainHead | null | undefined {
+    return this.heads.get(loopId);
+  }
+  set(loopId: string, head: ChainHead | null): void {
+    this.heads.delete(loopId);
+    this.heads.set(loopId, head);
+    if (this.heads.size > this.limit) {
+      const oldest = this.heads.keys().next().value;
+      if (oldest !== undefined) this.heads.delete(oldest);
+    }
+  }
+  clear(): void {
+    this.heads.clear();
+  }
+}
+
+export interface EnvelopeBatchOptions extends DecodeOptions {
+  readonly seqEncoding: SeqEncoding;
+}
+
+export async function processEnvelopeBatch(
+  records: readonly SourceRecord[],
+  cache: HeadCache,
+  store: EnvelopeStore,
+  options: EnvelopeBatchOptions,
+  now: Date = new Date(),
+): Promise<BatchOutcome> {
+  const ingestedAt = toClickHouseDateTime({ seconds: Math.floor(now.getTime() / 1000), nanos: 0 });
+  const decoded: (Envelope | string)[] = records.map((r) => {
+    const d = decodeEnvelope(r.value, options);
+    return d.ok ? d.value : d.reason;
+  });
+
+  // Heads of loops the cache does not know, in one query.
+  const unknownLoops = new Set<string>();
+  for (const d of decoded) if (typeof d !== 'string' && cache.get(d.loopId) === undefined) unknownLoops.add(d.loopId);
+  if (unknownLoops.size > 0) {
+    const loaded = await store.heads([...unknownLoops]);
+    for (const loopId of unknownLoops) cache.set(loopId, loaded.get(loopId) ?? null);
+  }
+
+  // Envelopes at or below their loop's head need the stored version of that
+  // seq (a redelivery or a fork); a head only ever moves to max(head, seq).
+  const headSeq = new Map<string, number>();
+  const inBatch = new Set<string>();
+  const lookups: [string, number][] = [];
+  for (const d of decoded) {
+    if (typeof d === 'string') continue;
+    const seq = headSeq.get(d.loopId) ?? cache.get(d.loopId)?.seq ?? 0;
+    const key = versionKey(d.loopId, d.seq);
+    if (d.seq <= seq && !inBatch.has(key)) lookups.push([d.loopId, d.seq]);
+    inBatch.add(key);
+    headSeq.set(d.loopId, Math.max(seq, d.seq));
+  }
+  const versions: Map<string, StoredVersion> = lookups.length > 0 ? await store.versions(lookups) : new Map<string, StoredVersion>();
+
+  const rows: EnvelopeRow[] = [];
+  const deadLetters: DeadLetter[] = [];
+  const verdicts = new Map<Verdict, number>();
+  const count = (v: Verdict): void => void verdicts.set(v, (verdicts.get(v) ?? 0) + 1);
+
+  decoded.forEach((d, i) => {
+    const record = records[i]!;
+    if (typeof d === 'string') {
+      count('malformed');
+      deadLetters.push({ record, reason: d });
+      rows.push({
+        loop_id: record.key?.toString('utf8') ?? '',
+        seq: 0,
+        time: ingestedAt,
+        time_text: '',
+        kind: '',
+        kind_class: '',
+        hash: '',
+        computed_hash: '',
+        payload: (record.value ?? Buffer.alloc(0)).subarray(0, MALFORMED_EVIDENCE_BYTES).toString('base64'),
+        verdict: 'malformed',
+        detail: d,
+        kafka_topic: record.topic,
+        kafka_partition: record.partition,
+        kafka_offset: record.offset,
+        ingested_at: ingestedAt,
+      });
+      return;
+    }
+    const key = versionKey(d.loopId, d.seq);
+    const result = verifyLink(cache.get(d.loopId) ?? undefined, d, versions.get(key), options.seqEncoding);
+    count(result.verdict);
+    if (result.head) cache.set(d.loopId, result.head);
+    // A redelivery is dropped: the first copy is stored already.
+    if (result.verdict === 'duplicate') return;
+    if (result.verdict !== 'fork' && !versions.has(key)) {
+      versions.set(key, { hash: d.hash, timeText: d.timeText, kind: d.kind, payload: d.payload });
+    }
+    rows.push({
+      loop_id: d.loopId,
+      seq: d.seq,
+      time: toClickHouseDateTime(d.time),
+      time_text: d.timeText,
+      kind: d.kind,
+      kind_class: d.kindClass ?? '',
+      hash: d.hash.toString('hex'),
+      computed_hash: result.computedHash?.toString('hex') ?? '',
+      payload: d.payloadText,
+      verdict: result.verdict,
+      detail: result.detail,
+      kafka_topic: record.topic,
+      kafka_partition: record.partition,
+      kafka_offset: record.offset,
+      ingested_at: ingestedAt,
+    });
+  });
+  return { rows, deadLetters, verdicts };
+}

@@ -1,0 +1,248 @@
+/**
+ * The consumer loop of `agentledger ingest`: Kafka -> decode -> verify ->
+ * ClickHouse, exactly once in effect.
+ *
+ * The ordering that keeps the guarantee:
+ * 1. On the first batch of a partition after start or a rebalance, its durable
+ *    progress is read back from ClickHouse; records below it were stored
+ *    before (a crash between insert and offset commit) and are skipped.
+ * 2. A batch's rows are buffered; its offsets are resolved (so kafkajs fetches
+ *    on) but NOT committed.
+ * 3. A flush sends the dead letters (acks from all replicas), then writes all
+ *    buffered rows with ONE insert, then commits the offsets after them. A
+ *    crash before the insert loses only uncommitted, unstored work, read again
+ *    on restart; a crash after it is caught by step 1.
+ * 4. While ClickHouse fails, consumption pauses and the flush is retried with
+ *    heartbeats; nothing is dropped.
+ * 5. A rebalance drops the buffer and every cache: the rows were not durable,
+ *    their offsets not committed, and the next owner of each partition reads
+ *    state back from ClickHouse.
+ */
+import type { ClickHouseClient } from '@clickhouse/client';
+import { Partitioners, type Consumer, type EachBatchPayload, type Kafka, type Producer } from 'kafkajs';
+import type { Config } from '../config/index.js';
+import type { Logger } from '../observability/logger.js';
+import type { Metrics } from '../observability/metrics.js';
+import { EnvelopeStore, type EnvelopeRow } from '../sink/clickhouse/envelope-store.js';
+import { HeadCache, processEnvelopeBatch, type DeadLetter, type SourceRecord } from './envelope-batch.js';
+import { ensureTopics } from './kafka.js';
+
+export interface IngestDeps {
+  readonly kafka: Kafka;
+  readonly clickhouse: ClickHouseClient;
+  readonly config: Config;
+  readonly log: Logger;
+  readonly metrics: Metrics;
+}
+
+interface Pending {
+  rows: EnvelopeRow[];
+  deadLetters: DeadLetter[];
+  /** Next offset to commit per "topic:partition", once the rows are durable. */
+  positions: Map<string, { topic: string; partition: number; offset: string }>;
+  since: number;
+}
+
+const emptyPending = (): Pending => ({ rows: [], deadLetters: [], positions: new Map(), since: 0 });
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** Topic config for topics agentledger creates: room for large records and their dead letters. */
+export const TOPIC_CONFIG = [{ name: 'max.message.bytes', value: String(16 * 1024 * 1024) }];
+
+export class Ingestor {
+  private readonly consumer: Consumer;
+  private readonly producer: Producer;
+  private readonly store: EnvelopeStore;
+  private readonly cache = new HeadCache();
+  /** Next offset to process per "topic:partition"; absent until read back from ClickHouse. */
+  private readonly progress = new Map<string, bigint>();
+  private pending = emptyPending();
+  private lock: Promise<unknown> = Promise.resolve();
+  private timer: NodeJS.Timeout | undefined;
+  private stopping = false;
+  private paused = false;
+  lastActivity = Date.now();
+
+  constructor(private readonly deps: IngestDeps) {
+    const { kafka, config } = deps;
+    this.consumer = kafka.consumer({
+      groupId: config.kafka.groupId,
+      sessionTimeout: 30_000,
+      heartbeatInterval: 3_000,
+      maxBytesPerPartition: 4 * 1024 * 1024,
+      maxBytes: 32 * 1024 * 1024,
+    });
+    this.producer = kafka.producer({
+      createPartitioner: Partitioners.DefaultPartitioner,
+      idempotent: true, maxInFlightRequests: 1, retry: { retries: Number.MAX_SAFE_INTEGER, maxRetryTime: 30_000 } });
+    this.store = new EnvelopeStore(deps.clickhouse);
+  }
+
+  async start(): Promise<void> {
+    const { config, log } = this.deps;
+    const { envelopes, deadLetter } = config.kafka.topics;
+    await ensureTopics(this.deps.kafka, [
+      { topic: envelopes, configEntries: TOPIC_CONFIG },
+      { topic: deadLetter, configEntries: TOPIC_CONFIG },
+    ]);
+    await this.producer.connect();
+    await this.consumer.connect();
+    this.consumer.on(this.consumer.events.GROUP_JOIN, (e) => {
+      // Step 5: whatever was buffered belongs to the previous generation.
+      this.pending = emptyPending();
+      this.progress.clear();
+      this.cache.clear();
+      log.info('joined consumer group', { memberId: e.payload.memberId, assignment: e.payload.memberAssignment });
+    });
+    await this.consumer.subscribe({ topics: [envelopes], fromBeginning: true });
+    await this.consumer.run({
+      autoCommit: false,
+      eachBatchAutoResolve: false,
+      partitionsConsumedConcurrently: 1,
+      eachBatch: (payload) => this.eachBatch(payload),
+    });
+    const tick = Math.max(50, Math.floor(config.batch.maxWaitMs / 2));
+    this.timer = setInterval(() => void this.flushIfDue(false).catch(() => undefined), tick);
+  }
+
+  private withLock<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.lock.then(fn, fn);
+    this.lock = run.catch(() => undefined);
+    return run;
+  }
+
+  private async eachBatch({ batch, resolveOffset, heartbeat, isRunning, isStale }: EachBatchPayload): Promise<void> {
+    if (!isRunning() || isStale() || batch.messages.length === 0) return;
+    this.lastActivity = Date.now();
+    const { topic, partition } = batch;
+    const tp = `${topic}:${partition}`;
+    await this.withLock(async () => {
+      let next = this.progress.get(tp);
+      if (next === undefined) {
+        // Step 1.
+        next = await this.store.progress(topic, partition);
+        this.progress.set(tp, next);
+      }
+      const from = next;
+      const records: SourceRecord[] = batch.messages
+        .filter((m) => BigInt(m.offset) >= from)
+        .map((m) => ({ topic, partition, offset: m.offset, key: m.key, value: m.value }));
+      if (records.length > 0) {
+        const outcome = await processEnvelopeBatch(records, this.cache, this.store, {
+          seqEncoding: this.deps.config.envelopes.seqEncoding,
+          maxPayloadBytes: this.deps.config.envelopes.maxPayloadBytes,
+        });
+        for (const [verdict, n] of outcome.verdicts) this.deps.metrics.envelopes.inc({ verdict }, n);
+        this.pending.rows.push(...outcome.rows);
+        this.pending.deadLetters.push(...outcome.deadLetters);
+      }
+      const after = BigInt(batch.lastOffset()) + 1n;
+      if (this.pending.positions.size === 0) this.pending.since = Date.now();
+      this.pending.positions.set(tp, { topic, partition, offset: after.toString() });
+      this.progress.set(tp, after);
+      this.deps.metrics.lag.set({ topic, partition: String(partition) }, Number(BigInt(batch.highWatermark) - after));
+    });
+    // Step 2: fetch on, commit later.
+    resolveOffset(batch.lastOffset());
+    await this.flushIfDue(true, heartbeat);
+    await heartbeat();
+  }
+
+  /**
+   * Flushes when the buffer is full or old enough (always when `force`d by
+   * shutdown). From eachBatch it retries until it succeeds (step 4); from the
+   * timer it tries once and leaves the buffer for the next attempt.
+   */
+  async flushIfDue(fromBatch: boolean, heartbeat?: () => Promise<void>, force = false): Promise<void> {
+    const { config, log, metrics } = this.deps;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await this.withLock(async () => {
+          const p = this.pending;
+          // Every buffered row has its partition's position recorded, so an
+          // empty positions map means an empty buffer.
+          if (p.positions.size === 0) return;
+          const full = p.rows.length + p.deadLetters.length >= config.batch.maxRows;
+          if (!force && !full && Date.now() - p.since < config.batch.maxWaitMs) return;
+          await this.flush(p);
+          if (this.pending === p) this.pending = emptyPending();
+        });
+        if (this.paused) {
+          this.paused = false;
+          metrics.paused.set(0);
+          this.consumer.resume([{ topic: config.kafka.topics.envelopes }]);
+          log.info('ClickHouse is back; consumption resumed');
+        }
+        return;
+      } catch (err) {
+        metrics.insertFailures.inc();
+        if (!fromBatch || this.stopping) throw err;
+        if (!this.paused) {
+          this.paused = true;
+          metrics.paused.set(1);
+          this.consumer.pause([{ topic: config.kafka.topics.envelopes }]);
+        }
+        const wait = Math.min(30_000, 250 * 2 ** Math.min(attempt, 7));
+        log.warn('flush failed; consumption paused, retrying', { attempt: attempt + 1, inMs: wait, error: err instanceof Error ? err.message : String(err) });
+        // A rebalance while we wait throws here and abandons the buffer (step 5).
+        await heartbeat?.();
+        await sleep(wait);
+      }
+    }
+  }
+
+  /** Step 3: dead letters, then one insert, then the offset commit. */
+  private async flush(p: Pending): Promise<void> {
+    const { config, metrics } = this.deps;
+    if (p.deadLetters.length > 0) {
+      await this.producer.send({
+        topic: config.kafka.topics.deadLetter,
+        acks: -1,
+        messages: p.deadLetters.map((d) => ({
+          key: d.record.key,
+          value: d.record.value,
+          headers: {
+            'x-agentledger-reason': d.reason,
+            'x-source-topic': d.record.topic,
+            'x-source-partition': String(d.record.partition),
+            'x-source-offset': d.record.offset,
+          },
+        })),
+      });
+    }
+    if (p.rows.length > 0) {
+      const started = process.hrtime.bigint();
+      await this.store.insert(p.rows);
+      metrics.insertSeconds.observe(Number(process.hrtime.bigint() - started) / 1e9);
+      metrics.batchRows.observe(p.rows.length);
+    }
+    if (p.deadLetters.length > 0) metrics.deadLetters.inc({ topic: config.kafka.topics.envelopes }, p.deadLetters.length);
+    p.deadLetters = [];
+    p.rows = [];
+    if (p.positions.size > 0) {
+      // The rows are durable: committing now only saves re-reading them.
+      await this.consumer.commitOffsets([...p.positions.values()]).catch((err: unknown) => {
+        this.deps.log.warn('offset commit failed (progress is kept in ClickHouse)', { error: err instanceof Error ? err.message : String(err) });
+      });
+      p.positions.clear();
+    }
+  }
+
+  /** Rows and dead letters waiting for a flush. */
+  get buffered(): number {
+    return this.pending.rows.length + this.pending.deadLetters.length;
+  }
+
+  /** Graceful stop: finish the batch in hand, flush, commit, disconnect. */
+  async stop(): Promise<void> {
+    if (this.stopping) return;
+    this.stopping = true;
+    if (this.timer) clearInterval(this.timer);
+    await this.consumer.stop();
+    await this.flushIfDue(false, undefined, true).catch((err: unknown) => {
+      this.deps.log.error('final flush failed; the records will be read again on restart', { error: err instanceof Error ? err.message : String(err) });
+    });
+    await this.consumer.disconnect();
+    await this.producer.disconnect();
+  }
+}
