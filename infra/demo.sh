@@ -1,13 +1,27 @@
 #!/usr/bin/env bash
 # The newcomer's first command: installs what it needs, brings up the local
-# stack, applies the ClickHouse migrations and checks every service.
+# stack, applies the ClickHouse migrations, produces demo traffic (honest loops,
+# planted chain violations and malformed records), ingests it, and reports.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
 bash infra/bootstrap.sh
+cli() { node bin/agentledger.js "$@"; }
+
 echo "[demo] applying ClickHouse migrations…"
-node bin/agentledger.js migrate
+cli migrate
 echo "[demo] checking the services…"
-node bin/agentledger.js doctor
-echo "[demo] the stack is up; stop it with: infra/stack.sh down"
+cli doctor
+
+# A topic and group of this run's own, so the demo can run again and again.
+run="demo.$(date +%Y%m%d%H%M%S)"
+export AGENTLEDGER_ENVELOPE_TOPIC="$run.envelopes" AGENTLEDGER_KAFKA_GROUP_ID="$run" AGENTLEDGER_METRICS_PORT=0
+echo "[demo] producing demo traffic to $AGENTLEDGER_ENVELOPE_TOPIC…"
+cli produce-demo --loops 500 --envelopes 40 --violations --malformed
+echo "[demo] ingesting (verify every chain, store each envelope once)…"
+cli ingest --no-migrate --idle-exit-ms 4000
+echo "[demo] what ClickHouse now holds (all demo runs so far):"
+cli report --limit 12
+echo "[demo] done. Query ClickHouse at http://127.0.0.1:8123 (agentledger/agentledger), database agentledger;"
+echo "[demo] stop the stack with: infra/stack.sh down"

@@ -35,6 +35,9 @@ CREATE TABLE IF NOT EXISTS envelopes
     payload         String,
     verdict         String,
     detail          String,
+    -- What the verdict was judged against, as JSON text ('' for ok): for a
+    -- fork, the stored version of the same seq (hash, time, kind, payload).
+    evidence        String,
     kafka_topic     String,
     kafka_partition UInt32,
     kafka_offset    UInt64,

@@ -9,9 +9,11 @@ import { configCommand } from './config.js';
 import { doctorCommand } from './doctor.js';
 import { ingestCommand } from './ingest.js';
 import { migrateCommand } from './migrate.js';
+import { reportCommand } from './report.js';
+import { produceDemoCommand } from './produce.js';
 import { verifyCommand } from './verify.js';
 
-const commands: readonly Command[] = [ingestCommand, migrateCommand, verifyCommand, doctorCommand, configCommand];
+const commands: readonly Command[] = [ingestCommand, migrateCommand, verifyCommand, reportCommand, doctorCommand, configCommand, produceDemoCommand];
 
 function usage(): string {
   const width = Math.max(...commands.map((c) => c.name.length));

@@ -46,6 +46,11 @@ export const envSchema = z.object({
   AGENTLEDGER_KAFKA_CLIENT_ID: z.string().min(1).default('agentledger'),
   /** Consumer group of `agentledger ingest`. Default `agentledger-ingest`. */
   AGENTLEDGER_KAFKA_GROUP_ID: z.string().regex(name, 'expected a group id (letters, digits, . _ -)').default('agentledger-ingest'),
+  /**
+   * How long the group waits for a silent consumer before giving its partitions
+   * to another; a killed process holds its partitions this long. Default `30000`.
+   */
+  AGENTLEDGER_KAFKA_SESSION_TIMEOUT_MS: positiveInt(3_600_000).refine((n) => n >= 6000, 'expected a number >= 6000 (the broker minimum)').default(30_000),
   /** Topic the loop runtime publishes Envelopes to. Default `agent.envelopes`. */
   AGENTLEDGER_ENVELOPE_TOPIC: topicName.default('agent.envelopes'),
   /** Topic craze codec events are published to. Default `craze.events`. */
@@ -97,6 +102,7 @@ export interface Config {
     readonly brokers: readonly string[];
     readonly clientId: string;
     readonly groupId: string;
+    readonly sessionTimeoutMs: number;
     readonly topics: { readonly envelopes: string; readonly craze: string; readonly deadLetter: string };
   };
   readonly clickhouse: {
@@ -146,6 +152,7 @@ export function parseConfig(env: NodeJS.ProcessEnv): Config {
       brokers: e.AGENTLEDGER_KAFKA_BROKERS,
       clientId: e.AGENTLEDGER_KAFKA_CLIENT_ID,
       groupId: e.AGENTLEDGER_KAFKA_GROUP_ID,
+      sessionTimeoutMs: e.AGENTLEDGER_KAFKA_SESSION_TIMEOUT_MS,
       topics: {
         envelopes: e.AGENTLEDGER_ENVELOPE_TOPIC,
         craze: e.AGENTLEDGER_CRAZE_TOPIC,

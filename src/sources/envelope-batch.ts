@@ -118,6 +118,7 @@ export async function processEnvelopeBatch(
         payload: (record.value ?? Buffer.alloc(0)).subarray(0, MALFORMED_EVIDENCE_BYTES).toString('base64'),
         verdict: 'malformed',
         detail: d,
+        evidence: '',
         kafka_topic: record.topic,
         kafka_partition: record.partition,
         kafka_offset: record.offset,
@@ -126,12 +127,13 @@ export async function processEnvelopeBatch(
       return;
     }
     const key = versionKey(d.loopId, d.seq);
-    const result = verifyLink(cache.get(d.loopId) ?? undefined, d, versions.get(key), options.seqEncoding);
+    const stored = versions.get(key);
+    const result = verifyLink(cache.get(d.loopId) ?? undefined, d, stored, options.seqEncoding);
     count(result.verdict);
     if (result.head) cache.set(d.loopId, result.head);
     // A redelivery is dropped: the first copy is stored already.
     if (result.verdict === 'duplicate') return;
-    if (result.verdict !== 'fork' && !versions.has(key)) {
+    if (result.verdict !== 'fork' && !stored) {
       versions.set(key, { hash: d.hash, timeText: d.timeText, kind: d.kind, payload: d.payload });
     }
     rows.push({
@@ -146,6 +148,10 @@ export async function processEnvelopeBatch(
       payload: d.payloadText,
       verdict: result.verdict,
       detail: result.detail,
+      evidence:
+        result.verdict === 'fork' && stored
+          ? JSON.stringify({ stored: { hash: stored.hash.toString('hex'), time: stored.timeText, kind: stored.kind, payload: stored.payload.toString('utf8') } })
+          : '',
       kafka_topic: record.topic,
       kafka_partition: record.partition,
       kafka_offset: record.offset,

@@ -61,14 +61,16 @@ export class Ingestor {
   private timer: NodeJS.Timeout | undefined;
   private stopping = false;
   private paused = false;
+  /** Between REBALANCING and GROUP_JOIN: no flush from the timer (it could race the next owner). */
+  private rebalancing = false;
   lastActivity = Date.now();
 
   constructor(private readonly deps: IngestDeps) {
     const { kafka, config } = deps;
     this.consumer = kafka.consumer({
       groupId: config.kafka.groupId,
-      sessionTimeout: 30_000,
-      heartbeatInterval: 3_000,
+      sessionTimeout: config.kafka.sessionTimeoutMs,
+      heartbeatInterval: Math.max(1000, Math.floor(config.kafka.sessionTimeoutMs / 10)),
       maxBytesPerPartition: 4 * 1024 * 1024,
       maxBytes: 32 * 1024 * 1024,
     });
@@ -87,8 +89,12 @@ export class Ingestor {
     ]);
     await this.producer.connect();
     await this.consumer.connect();
+    this.consumer.on(this.consumer.events.REBALANCING, () => {
+      this.rebalancing = true;
+    });
     this.consumer.on(this.consumer.events.GROUP_JOIN, (e) => {
       // Step 5: whatever was buffered belongs to the previous generation.
+      this.rebalancing = false;
       this.pending = emptyPending();
       this.progress.clear();
       this.cache.clear();
@@ -161,7 +167,7 @@ export class Ingestor {
           const p = this.pending;
           // Every buffered row has its partition's position recorded, so an
           // empty positions map means an empty buffer.
-          if (p.positions.size === 0) return;
+          if (p.positions.size === 0 || (!fromBatch && !force && this.rebalancing)) return;
           const full = p.rows.length + p.deadLetters.length >= config.batch.maxRows;
           if (!force && !full && Date.now() - p.since < config.batch.maxWaitMs) return;
           await this.flush(p);

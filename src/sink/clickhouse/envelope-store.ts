@@ -21,6 +21,7 @@ export interface EnvelopeRow {
   payload: string;
   verdict: Verdict;
   detail: string;
+  evidence: string;
   kafka_topic: string;
   kafka_partition: number;
   kafka_offset: string;

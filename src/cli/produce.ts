@@ -1,0 +1,196 @@
+import { Partitioners, type Message } from 'kafkajs';
+import { defaultViolationPlan, generateTraffic, malformedRecords, type Traffic } from '../demo/traffic.js';
+import { createKafka, ensureTopics } from '../sources/kafka.js';
+import type { Command } from './command.js';
+import { parseOptions, UsageError } from './command.js';
+
+const CHUNK = 2000;
+
+function wholeNumber(option: string, text: string | undefined, fallback: number, min: number): number {
+  if (text === undefined) return fallback;
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(Number(text)) || Number(text) < min) {
+    throw new UsageError(`--${option} expects a whole number >= ${min}, got ${JSON.stringify(text)}`);
+  }
+  return Number(text);
+}
+
+function envelopeRange(text: string | undefined): number | [number, number] {
+  if (text === undefined) return 25;
+  const m = /^(\d+)(?:-(\d+))?$/.exec(text);
+  const min = Number(m?.[1]);
+  const max = m?.[2] === undefined ? min : Number(m[2]);
+  if (!m || !Number.isSafeInteger(min) || !Number.isSafeInteger(max) || min < 1 || max < min) {
+    throw new UsageError(`--envelopes expects M or MIN-MAX (whole numbers >= 1), got ${JSON.stringify(text)}`);
+  }
+  return min === max ? min : [min, max];
+}
+
+export const produceDemoCommand: Command = {
+  name: 'produce-demo',
+  summary: 'produce generated loop-runtime traffic (with known verdicts) to the envelope topic',
+  help: `Usage: agentledger produce-demo [--loops N] [--envelopes M|MIN-MAX] [--seed S]
+                                 [--payload-bytes B] [--violations] [--malformed] [--json]
+
+Generates deterministic loop-runtime traffic (hash-chained Envelopes, encoded
+as Go's encoding/json writes them) and produces it to AGENTLEDGER_ENVELOPE_TOPIC,
+key = LoopID, interleaved across loops as a runtime fleet would write it
+(per-loop order kept). Creates the topic if missing (4 partitions,
+max.message.bytes=16777216). Producer acks: all in-sync replicas.
+
+Options:
+  --loops N           number of loops (default 200)
+  --envelopes M       envelopes per loop, or MIN-MAX drawn per loop (default 25)
+  --seed S            PRNG seed: the same options produce the same bytes (default 1)
+  --payload-bytes B   average record size to aim for, padding model responses
+                      and tool results (default 1024)
+  --violations        plant problems in about 1.5% of the loops each (at least
+                      one each; needs loops of >= 3 envelopes): a changed
+                      payload byte (mismatch), a deleted envelope (gap), a
+                      second version of a seq (fork), an earlier Time (time
+                      regression), two envelopes swapped (gap + regression),
+                      and an exact redelivery (duplicate: not a violation)
+  --malformed         also send every kind of record that cannot be decoded
+                      (not JSON, wrong types, bad base64, bad hashes, bad Seq,
+                      bad Time, a >10 MB payload, invalid UTF-8, an empty
+                      value, payloads of the wrong type), half-way through,
+                      each as its own request
+  --json              print the summary as one JSON object
+
+Output: one summary line, or with --json
+{"topic", "loops", "envelopes", "records", "duplicates", "violations": [{"loopId", "seq", "verdict"}], "malformed", "seconds"}
+where envelopes counts the distinct (loop, seq) a consumer must store once each,
+records the Kafka records sent for them (forks' second versions and
+redeliveries included, malformed records not), and violations the verdicts a
+verifier must report. Progress goes to stderr every 10% of a run of 20,000
+records or more.`,
+  async run(args, { config, log, out }) {
+    const { values } = parseOptions(args, {
+      loops: { type: 'string' },
+      envelopes: { type: 'string' },
+      seed: { type: 'string' },
+      'payload-bytes': { type: 'string' },
+      violations: { type: 'boolean' },
+      malformed: { type: 'boolean' },
+      json: { type: 'boolean' },
+    });
+    const loops = wholeNumber('loops', values.loops, 200, 1);
+    const seed = wholeNumber('seed', values.seed, 1, 0);
+    if (seed > 0xffffffff) throw new UsageError(`--seed expects a whole number below 2^32, got ${seed}`);
+    const payloadBytes = wholeNumber('payload-bytes', values['payload-bytes'], 1024, 0);
+    let traffic: Traffic;
+    try {
+      traffic = generateTraffic({
+        loops,
+        envelopesPerLoop: envelopeRange(values.envelopes),
+        seed,
+        payloadBytes,
+        violations: values.violations ? defaultViolationPlan(loops) : undefined,
+      });
+    } catch (err) {
+      if (err instanceof RangeError) throw new UsageError(err.message);
+      throw err;
+    }
+    const { expected } = traffic;
+    const topic = config.kafka.topics.envelopes;
+    const kafka = createKafka(config.kafka, log);
+    await ensureTopics(kafka, [{ topic, numPartitions: 4, configEntries: [{ name: 'max.message.bytes', value: '16777216' }] }]);
+    const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner, allowAutoTopicCreation: false });
+    await producer.connect();
+
+    const started = process.hrtime.bigint();
+    const elapsed = (): number => Number(process.hrtime.bigint() - started) / 1e9;
+    const total = expected.records;
+    const half = Math.floor(total / 2);
+    const showProgress = total >= 20_000;
+    let nextProgress = Math.ceil(total / 10);
+    let sent = 0;
+    let bytes = 0;
+    let malformedSent = 0;
+
+    const sendMalformed = async (): Promise<void> => {
+      for (const bad of malformedRecords()) {
+        try {
+          await producer.send({ topic, acks: -1, messages: [{ key: bad.key, value: bad.value }] });
+          malformedSent++;
+        } catch (err) {
+          // A topic made elsewhere may refuse the >10 MB record: say so, keep going.
+          // (KafkaJSProtocolError is not a named export Node's ESM loader can see in kafkajs's CommonJS.)
+          if ((err as { type?: unknown } | null)?.type === 'MESSAGE_TOO_LARGE') {
+            log.warn('malformed record refused by the broker as too large (topic max.message.bytes)', { record: bad.name, bytes: bad.value.length });
+            continue;
+          }
+          throw err;
+        }
+      }
+    };
+    // One request in flight while the next chunk is generated; the next starts
+    // only when the previous one is acknowledged, so per-loop order holds
+    // through retries.
+    let pending: Promise<void> = Promise.resolve();
+    const flush = async (chunk: Message[]): Promise<void> => {
+      await pending; // the previous request's failure surfaces here
+      if (chunk.length === 0) return;
+      const request = producer.send({ topic, acks: -1, messages: chunk }).then(() => {
+        sent += chunk.length;
+        if (showProgress && sent >= nextProgress) {
+          process.stderr.write(
+            `produce-demo: ${Math.floor((sent * 100) / total)}% (${sent}/${total} records, ${Math.round(sent / elapsed())} records/s)\n`,
+          );
+          while (nextProgress <= sent) nextProgress += Math.ceil(total / 10);
+        }
+      });
+      request.catch(() => undefined); // awaited by the next flush
+      pending = request;
+    };
+    const letIoRun = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+    try {
+      let chunk: Message[] = [];
+      let queued = 0;
+      let malformedDone = !values.malformed;
+      for (const r of traffic.records) {
+        chunk.push({ key: r.key, value: r.value });
+        bytes += r.value.length;
+        if (chunk.length % 256 === 0) await letIoRun();
+        if (chunk.length >= CHUNK || (!malformedDone && queued + chunk.length === half)) {
+          queued += chunk.length;
+          await flush(chunk);
+          chunk = [];
+        }
+        if (!malformedDone && queued >= half) {
+          await flush([]);
+          await sendMalformed();
+          malformedDone = true;
+        }
+      }
+      await flush(chunk);
+      await flush([]);
+      if (!malformedDone) await sendMalformed();
+    } finally {
+      await producer.disconnect();
+    }
+
+    const seconds = elapsed();
+    if (values.json) {
+      out(
+        JSON.stringify({
+          topic,
+          loops,
+          envelopes: expected.envelopes,
+          records: sent,
+          duplicates: expected.duplicates,
+          violations: expected.violations,
+          malformed: malformedSent,
+          seconds: Math.round(seconds * 1000) / 1000,
+        }),
+      );
+    } else {
+      out(
+        `produced ${sent} records (${expected.envelopes} envelopes of ${loops} loops, ${expected.duplicates} duplicate(s), ` +
+          `${expected.violations.length} planted violation(s), ${malformedSent} malformed) to ${topic} in ${seconds.toFixed(2)} s: ` +
+          `${Math.round(sent / seconds)} records/s, ${(bytes / 1e6).toFixed(1)} MB`,
+      );
+    }
+    return 0;
+  },
+};

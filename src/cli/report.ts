@@ -1,0 +1,44 @@
+import { createClickHouse } from '../sink/clickhouse/client.js';
+import { querySql, renderSql } from '../sink/clickhouse/sql.js';
+import type { Command } from './command.js';
+import { parseOptions, UsageError } from './command.js';
+
+export const reportCommand: Command = {
+  name: 'report',
+  summary: 'summarise stored envelopes by verdict and list the latest chain violations',
+  help: `Usage: agentledger report [--limit N] [--json]
+
+Reads ClickHouse: envelopes and loops per verdict, then the latest N chain
+violations (default 20) with their detail. With --json one object
+{"verdicts": [{"verdict", "envelopes", "loops"}], "violations": [{"loopId", "seq", "verdict", "detail", "time"}]}.`,
+  async run(args, { config, out }) {
+    const { values } = parseOptions(args, { limit: { type: 'string' }, json: { type: 'boolean' } });
+    const limit = Number(values.limit ?? 20);
+    if (!Number.isInteger(limit) || limit < 0) throw new UsageError('--limit takes a whole number');
+    const ch = createClickHouse(config.clickhouse);
+    try {
+      const verdicts = await ch
+        .query({ query: querySql('chain_summary'), format: 'JSONEachRow' })
+        .then((r) => r.json<{ verdict: string; envelopes: string; loops: string }>());
+      const violations = await ch
+        .query({ query: renderSql(querySql('chain_violations_latest'), { limit }), format: 'JSONEachRow' })
+        .then((r) => r.json<{ loop_id: string; seq: string; verdict: string; detail: string; time_text: string }>());
+      if (values.json) {
+        out(
+          JSON.stringify({
+            verdicts: verdicts.map((v) => ({ verdict: v.verdict, envelopes: Number(v.envelopes), loops: Number(v.loops) })),
+            violations: violations.map((v) => ({ loopId: v.loop_id, seq: Number(v.seq), verdict: v.verdict, detail: v.detail, time: v.time_text })),
+          }),
+        );
+        return 0;
+      }
+      out('verdict          envelopes      loops');
+      for (const v of verdicts) out(`${v.verdict.padEnd(15)} ${v.envelopes.padStart(10)} ${v.loops.padStart(10)}`);
+      if (violations.length > 0) out(`\nlatest ${violations.length} chain violation(s):`);
+      for (const v of violations) out(`  ${v.verdict.padEnd(15)} ${v.loop_id} seq ${v.seq}: ${v.detail}`);
+      return 0;
+    } finally {
+      await ch.close();
+    }
+  },
+};

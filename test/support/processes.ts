@@ -1,0 +1,45 @@
+/**
+ * Runs the real `agentledger` CLI as a child process, so tests can kill it
+ * with SIGKILL at any instant, the way a crash or an OOM kill would.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+export const BIN = fileURLToPath(new URL('../../../bin/agentledger.js', import.meta.url));
+
+export interface Running {
+  readonly child: ChildProcess;
+  /** Everything it wrote to stderr so far (for failure messages). */
+  stderr(): string;
+  /** Resolves with the exit code (or the signal name) when it ends. */
+  readonly exited: Promise<number | string>;
+}
+
+export function runCli(args: string[], env: Record<string, string>): Running {
+  const child = spawn(process.execPath, [BIN, ...args], {
+    env: { PATH: process.env['PATH'] ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let err = '';
+  child.stderr?.on('data', (d: Buffer) => {
+    err += d.toString();
+    if (err.length > 200_000) err = err.slice(-100_000);
+  });
+  child.stdout?.resume();
+  const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')));
+  return { child, stderr: () => err, exited };
+}
+
+export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** A deterministic PRNG for reproducible kill schedules (seed printed by the test). */
+export function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
