@@ -6,7 +6,7 @@
  * Then the same with two consumers in one group, one of them being killed.
  */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { after, test } from 'node:test';
 import { Partitioners } from 'kafkajs';
 import { MIGRATIONS_DIR } from '../../src/cli/migrate.js';
 import { defaultViolationPlan, generateTraffic, type ExpectedTraffic } from '../../src/demo/traffic.js';
