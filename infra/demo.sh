@@ -18,7 +18,7 @@ cli doctor
 run="demo.$(date +%Y%m%d%H%M%S)"
 export AGENTLEDGER_ENVELOPE_TOPIC="$run.envelopes" AGENTLEDGER_KAFKA_GROUP_ID="$run" AGENTLEDGER_METRICS_PORT=0
 echo "[demo] producing demo traffic to $AGENTLEDGER_ENVELOPE_TOPIC…"
-cli produce-demo --loops 500 --envelopes 40 --violations --malformed
+cli produce-demo --loops 500 --envelopes 40 --seed "$(date +%s)" --violations --malformed
 echo "[demo] ingesting (verify every chain, store each envelope once)…"
 cli ingest --no-migrate --idle-exit-ms 4000
 echo "[demo] what ClickHouse now holds (all demo runs so far):"

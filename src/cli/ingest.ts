@@ -44,8 +44,15 @@ Options:
     const clickhouse = createClickHouse(config.clickhouse);
     const ingestor = new Ingestor({ kafka: createKafka(config.kafka, log), clickhouse, config, log, metrics });
 
+    let exitCode = 0;
     let resolveDone: () => void = () => undefined;
     const done = new Promise<void>((r) => (resolveDone = r));
+    ingestor.onFatal = (err) => {
+      // Nothing buffered is lost: it was not committed, and the next run reads it again.
+      log.error('consumer stopped on an error it cannot retry; exiting so a supervisor restarts it', { error: err.message });
+      exitCode = 1;
+      shutdown('fatal consumer error');
+    };
     const shutdown = (why: string): void => {
       log.info('stopping', { why, buffered: ingestor.buffered });
       void ingestor
@@ -72,6 +79,6 @@ Options:
     await clickhouse.close();
     server?.close();
     log.info('stopped');
-    return 0;
+    return exitCode;
   },
 };

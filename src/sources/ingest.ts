@@ -60,10 +60,14 @@ export class Ingestor {
   private lock: Promise<unknown> = Promise.resolve();
   private timer: NodeJS.Timeout | undefined;
   private stopping = false;
+  /** eachBatch calls running now. */
+  private inFlight = 0;
   private paused = false;
   /** Between REBALANCING and GROUP_JOIN: no flush from the timer (it could race the next owner). */
   private rebalancing = false;
   lastActivity = Date.now();
+  /** Set when kafkajs gives up (a non-retriable error): the process should exit non-zero and be restarted. */
+  onFatal: (err: Error) => void = () => undefined;
 
   constructor(private readonly deps: IngestDeps) {
     const { kafka, config } = deps;
@@ -100,6 +104,10 @@ export class Ingestor {
       this.cache.clear();
       log.info('joined consumer group', { memberId: e.payload.memberId, assignment: e.payload.memberAssignment });
     });
+    this.consumer.on(this.consumer.events.CRASH, (e) => {
+      if (!e.payload.restart) this.onFatal(e.payload.error);
+      else log.warn('consumer restarting after an error', { error: e.payload.error.message });
+    });
     await this.consumer.subscribe({ topics: [envelopes], fromBeginning: true });
     await this.consumer.run({
       autoCommit: false,
@@ -108,7 +116,9 @@ export class Ingestor {
       eachBatch: (payload) => this.eachBatch(payload),
     });
     const tick = Math.max(50, Math.floor(config.batch.maxWaitMs / 2));
-    this.timer = setInterval(() => void this.flushIfDue(false).catch(() => undefined), tick);
+    this.timer = setInterval(() => {
+      if (this.inFlight === 0 && !this.stopping) void this.flushIfDue(false, true).catch(() => undefined);
+    }, tick);
   }
 
   private withLock<T>(fn: () => Promise<T>): Promise<T> {
@@ -118,83 +128,103 @@ export class Ingestor {
   }
 
   private async eachBatch({ batch, resolveOffset, heartbeat, isRunning, isStale }: EachBatchPayload): Promise<void> {
-    if (!isRunning() || isStale() || batch.messages.length === 0) return;
-    this.lastActivity = Date.now();
+    if (this.stopping || !isRunning() || isStale() || batch.messages.length === 0) return;
+    this.inFlight++;
+    try {
+      this.lastActivity = Date.now();
+      // Step 4: ClickHouse reads (progress, heads) and the flush are retried
+      // here, with heartbeats, until they succeed; nothing is skipped.
+      await this.untilDone(heartbeat, () => this.withLock(() => this.processBatch(batch)));
+      // Step 2: fetch on, commit later.
+      resolveOffset(batch.lastOffset());
+      await this.untilDone(heartbeat, () => this.flushIfDue(false));
+      await heartbeat();
+    } finally {
+      this.inFlight--;
+    }
+  }
+
+  private async processBatch(batch: EachBatchPayload['batch']): Promise<void> {
     const { topic, partition } = batch;
     const tp = `${topic}:${partition}`;
-    await this.withLock(async () => {
-      let next = this.progress.get(tp);
-      if (next === undefined) {
-        // Step 1.
-        next = await this.store.progress(topic, partition);
-        this.progress.set(tp, next);
-      }
-      const from = next;
-      const records: SourceRecord[] = batch.messages
-        .filter((m) => BigInt(m.offset) >= from)
-        .map((m) => ({ topic, partition, offset: m.offset, key: m.key, value: m.value }));
-      if (records.length > 0) {
-        const outcome = await processEnvelopeBatch(records, this.cache, this.store, {
-          seqEncoding: this.deps.config.envelopes.seqEncoding,
-          maxPayloadBytes: this.deps.config.envelopes.maxPayloadBytes,
-        });
-        for (const [verdict, n] of outcome.verdicts) this.deps.metrics.envelopes.inc({ verdict }, n);
-        this.pending.rows.push(...outcome.rows);
-        this.pending.deadLetters.push(...outcome.deadLetters);
-      }
-      const after = BigInt(batch.lastOffset()) + 1n;
-      if (this.pending.positions.size === 0) this.pending.since = Date.now();
-      this.pending.positions.set(tp, { topic, partition, offset: after.toString() });
-      this.progress.set(tp, after);
-      this.deps.metrics.lag.set({ topic, partition: String(partition) }, Number(BigInt(batch.highWatermark) - after));
-    });
-    // Step 2: fetch on, commit later.
-    resolveOffset(batch.lastOffset());
-    await this.flushIfDue(true, heartbeat);
-    await heartbeat();
+    let next = this.progress.get(tp);
+    if (next === undefined) {
+      // Step 1.
+      next = await this.store.progress(topic, partition);
+      this.progress.set(tp, next);
+    }
+    const from = next;
+    const records: SourceRecord[] = batch.messages
+      .filter((m) => BigInt(m.offset) >= from)
+      .map((m) => ({ topic, partition, offset: m.offset, key: m.key, value: m.value }));
+    if (records.length > 0) {
+      const outcome = await processEnvelopeBatch(records, this.cache, this.store, {
+        seqEncoding: this.deps.config.envelopes.seqEncoding,
+        maxPayloadBytes: this.deps.config.envelopes.maxPayloadBytes,
+      });
+      for (const [verdict, n] of outcome.verdicts) this.deps.metrics.envelopes.inc({ verdict }, n);
+      this.pending.rows.push(...outcome.rows);
+      this.pending.deadLetters.push(...outcome.deadLetters);
+    }
+    const after = BigInt(batch.lastOffset()) + 1n;
+    if (this.pending.positions.size === 0) this.pending.since = Date.now();
+    this.pending.positions.set(tp, { topic, partition, offset: after.toString() });
+    this.progress.set(tp, after);
+    this.deps.metrics.lag.set({ topic, partition: String(partition) }, Number(BigInt(batch.highWatermark) - after));
   }
 
   /**
-   * Flushes when the buffer is full or old enough (always when `force`d by
-   * shutdown). From eachBatch it retries until it succeeds (step 4); from the
-   * timer it tries once and leaves the buffer for the next attempt.
+   * Runs `work` until it succeeds. Meanwhile consumption is paused (no
+   * prefetching while ClickHouse is down) and the group is kept informed with
+   * heartbeats; a rebalance makes heartbeat() throw, which abandons the batch
+   * (step 5).
    */
-  async flushIfDue(fromBatch: boolean, heartbeat?: () => Promise<void>, force = false): Promise<void> {
+  private async untilDone(heartbeat: () => Promise<void>, work: () => Promise<void>): Promise<void> {
     const { config, log, metrics } = this.deps;
+    const topics = [{ topic: config.kafka.topics.envelopes }];
     for (let attempt = 0; ; attempt++) {
       try {
-        await this.withLock(async () => {
-          const p = this.pending;
-          // Every buffered row has its partition's position recorded, so an
-          // empty positions map means an empty buffer.
-          if (p.positions.size === 0 || (!fromBatch && !force && this.rebalancing)) return;
-          const full = p.rows.length + p.deadLetters.length >= config.batch.maxRows;
-          if (!force && !full && Date.now() - p.since < config.batch.maxWaitMs) return;
-          await this.flush(p);
-          if (this.pending === p) this.pending = emptyPending();
-        });
+        await work();
         if (this.paused) {
           this.paused = false;
           metrics.paused.set(0);
-          this.consumer.resume([{ topic: config.kafka.topics.envelopes }]);
-          log.info('ClickHouse is back; consumption resumed');
+          this.consumer.resume(topics);
+          log.info('ClickHouse answers again; consumption resumed');
         }
         return;
       } catch (err) {
         metrics.insertFailures.inc();
-        if (!fromBatch || this.stopping) throw err;
+        if (this.stopping) throw err;
         if (!this.paused) {
           this.paused = true;
           metrics.paused.set(1);
-          this.consumer.pause([{ topic: config.kafka.topics.envelopes }]);
+          this.consumer.pause(topics);
         }
         const wait = Math.min(30_000, 250 * 2 ** Math.min(attempt, 7));
-        log.warn('flush failed; consumption paused, retrying', { attempt: attempt + 1, inMs: wait, error: err instanceof Error ? err.message : String(err) });
-        // A rebalance while we wait throws here and abandons the buffer (step 5).
-        await heartbeat?.();
+        log.warn('ClickHouse failed; consumption paused, retrying', { attempt: attempt + 1, inMs: wait, error: err instanceof Error ? err.message : String(err) });
+        await heartbeat();
         await sleep(wait);
       }
     }
+  }
+
+  /**
+   * Flushes when the buffer is full or old enough, or always when `force`d (at
+   * shutdown). The timer calls it without retrying: a failure leaves the buffer
+   * for the next batch, which retries.
+   */
+  async flushIfDue(force: boolean, fromTimer = false): Promise<void> {
+    const { config } = this.deps;
+    await this.withLock(async () => {
+      const p = this.pending;
+      // Every buffered row has its partition's position recorded, so an empty
+      // positions map means an empty buffer.
+      if (p.positions.size === 0 || (fromTimer && this.rebalancing)) return;
+      const full = p.rows.length + p.deadLetters.length >= config.batch.maxRows;
+      if (!force && !full && Date.now() - p.since < config.batch.maxWaitMs) return;
+      await this.flush(p);
+      if (this.pending === p) this.pending = emptyPending();
+    });
   }
 
   /** Step 3: dead letters, then one insert, then the offset commit. */
@@ -239,15 +269,30 @@ export class Ingestor {
     return this.pending.rows.length + this.pending.deadLetters.length;
   }
 
-  /** Graceful stop: finish the batch in hand, flush, commit, disconnect. */
+  /**
+   * Graceful stop: stop fetching, let the batch in hand finish, flush and
+   * commit while still a member of the group (kafkajs commits only for a
+   * running consumer), then leave the group.
+   */
   async stop(): Promise<void> {
     if (this.stopping) return;
     this.stopping = true;
     if (this.timer) clearInterval(this.timer);
-    await this.consumer.stop();
-    await this.flushIfDue(false, undefined, true).catch((err: unknown) => {
-      this.deps.log.error('final flush failed; the records will be read again on restart', { error: err instanceof Error ? err.message : String(err) });
-    });
+    this.consumer.pause([{ topic: this.deps.config.kafka.topics.envelopes }]);
+    const deadline = Date.now() + this.deps.config.kafka.sessionTimeoutMs;
+    while (this.inFlight > 0 && Date.now() < deadline) await sleep(20);
+    for (let attempt = 0; attempt < 5; attempt++) {
+      try {
+        await this.flushIfDue(true);
+        break;
+      } catch (err) {
+        this.deps.log.error('final flush failed; the records will be read again on restart', {
+          attempt: attempt + 1,
+          error: err instanceof Error ? err.message : String(err),
+        });
+        await sleep(500 * (attempt + 1));
+      }
+    }
     await this.consumer.disconnect();
     await this.producer.disconnect();
   }
