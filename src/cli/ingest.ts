@@ -2,6 +2,10 @@ import type { Server } from 'node:http';
 import { createMetrics, serveMetrics } from '../observability/metrics.js';
 import { createClickHouse } from '../sink/clickhouse/client.js';
 import { migrate } from '../sink/clickhouse/migrate.js';
+import { EnvelopeStore } from '../sink/clickhouse/envelope-store.js';
+import { CrazeStore } from '../sink/clickhouse/craze-store.js';
+import { CrazeStream } from '../sources/craze-stream.js';
+import { EnvelopeStream } from '../sources/envelope-batch.js';
 import { Ingestor } from '../sources/ingest.js';
 import { createKafka } from '../sources/kafka.js';
 import type { Command } from './command.js';
@@ -10,13 +14,16 @@ import { MIGRATIONS_DIR } from './migrate.js';
 
 export const ingestCommand: Command = {
   name: 'ingest',
-  summary: 'consume envelopes from Kafka, verify every chain, store each exactly once',
+  summary: 'consume envelopes and craze events from Kafka, verify, account, store each exactly once',
   help: `Usage: agentledger ingest [--idle-exit-ms MS] [--no-migrate]
 
-Consumes AGENTLEDGER_ENVELOPE_TOPIC in consumer group AGENTLEDGER_KAFKA_GROUP_ID,
-decodes and verifies every envelope against its loop's chain and writes each one
-exactly once to ClickHouse (table envelopes; violations are rows with their
-verdict and evidence). Records that cannot be decoded go to
+Consumes AGENTLEDGER_ENVELOPE_TOPIC and AGENTLEDGER_CRAZE_TOPIC in consumer group
+AGENTLEDGER_KAFKA_GROUP_ID. Every envelope is verified against its loop's chain
+and written exactly once to ClickHouse (table envelopes; violations also in
+chain_violations). Every craze event is ordered and deduplicated on (session,
+incarnation, seq), accounted (exact picodollar spend per usage report, turn and
+sub-agent outcomes) and written once to craze_events. Records that cannot be
+decoded go to
 AGENTLEDGER_DLQ_TOPIC with their original bytes and the reason in headers.
 
 Run more processes with the same group id to scale out: Kafka spreads the
@@ -42,7 +49,14 @@ Options:
     let server: Server | undefined;
     if (config.metricsPort > 0) server = await serveMetrics(metrics, config.metricsPort);
     const clickhouse = createClickHouse(config.clickhouse);
-    const ingestor = new Ingestor({ kafka: createKafka(config.kafka, log), clickhouse, config, log, metrics });
+    const streams = [
+      new EnvelopeStream(config.kafka.topics.envelopes, new EnvelopeStore(clickhouse), {
+        seqEncoding: config.envelopes.seqEncoding,
+        maxPayloadBytes: config.envelopes.maxPayloadBytes,
+      }),
+      new CrazeStream(config.kafka.topics.craze, new CrazeStore(clickhouse)),
+    ];
+    const ingestor = new Ingestor({ kafka: createKafka(config.kafka, log), clickhouse, config, log, metrics }, streams);
 
     let exitCode = 0;
     let resolveDone: () => void = () => undefined;

@@ -10,10 +10,10 @@ export function createMetrics() {
   collectDefaultMetrics({ register: registry, prefix: 'agentledger_' });
   return {
     registry,
-    envelopes: new Counter({
-      name: 'agentledger_envelopes_total',
-      help: 'Envelopes processed, by verdict (duplicates are dropped, everything else is stored)',
-      labelNames: ['verdict'] as const,
+    records: new Counter({
+      name: 'agentledger_records_total',
+      help: 'Records processed, by stream (envelopes, craze) and verdict; duplicates are dropped, everything else is stored',
+      labelNames: ['stream', 'verdict'] as const,
       registers: [registry],
     }),
     deadLetters: new Counter({
@@ -24,13 +24,15 @@ export function createMetrics() {
     }),
     batchRows: new Histogram({
       name: 'agentledger_insert_batch_rows',
-      help: 'Rows per ClickHouse insert',
+      help: 'Rows per ClickHouse insert, by stream',
+      labelNames: ['stream'] as const,
       buckets: [1, 10, 100, 500, 1000, 5000, 10000, 50000],
       registers: [registry],
     }),
     insertSeconds: new Histogram({
       name: 'agentledger_insert_seconds',
-      help: 'Latency of ClickHouse inserts, successful ones',
+      help: 'Latency of successful ClickHouse inserts, by stream',
+      labelNames: ['stream'] as const,
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers: [registry],
     }),

@@ -9,25 +9,9 @@ import { toClickHouseDateTime } from '../decode/time.js';
 import { verifyLink, type ChainHead, type StoredVersion, type Verdict } from '../verify/chain.js';
 import type { SeqEncoding } from '../verify/hash.js';
 import { versionKey, type EnvelopeRow, type EnvelopeStore } from '../sink/clickhouse/envelope-store.js';
+import type { DeadLetter, SourceRecord, Stream, StreamBatch } from './stream.js';
 
-export interface SourceRecord {
-  readonly topic: string;
-  readonly partition: number;
-  readonly offset: string;
-  readonly key: Buffer | null;
-  readonly value: Buffer | null;
-}
-
-export interface DeadLetter {
-  readonly record: SourceRecord;
-  readonly reason: string;
-}
-
-export interface BatchOutcome {
-  readonly rows: EnvelopeRow[];
-  readonly deadLetters: DeadLetter[];
-  readonly verdicts: Map<Verdict, number>;
-}
+export type BatchOutcome = StreamBatch<EnvelopeRow>;
 
 /** Raw text of a malformed record kept in ClickHouse; the DLQ has all of it. */
 const MALFORMED_EVIDENCE_BYTES = 64 * 1024;
@@ -98,7 +82,7 @@ export async function processEnvelopeBatch(
 
   const rows: EnvelopeRow[] = [];
   const deadLetters: DeadLetter[] = [];
-  const verdicts = new Map<Verdict, number>();
+  const verdicts = new Map<string, number>();
   const count = (v: Verdict): void => void verdicts.set(v, (verdicts.get(v) ?? 0) + 1);
 
   decoded.forEach((d, i) => {
@@ -159,4 +143,32 @@ export async function processEnvelopeBatch(
     });
   });
   return { rows, deadLetters, verdicts };
+}
+
+/** The loop runtime's envelopes topic as a Stream of the ingest loop. */
+export class EnvelopeStream implements Stream<EnvelopeRow> {
+  readonly name = 'envelopes';
+  private readonly cache = new HeadCache();
+
+  constructor(
+    readonly topic: string,
+    private readonly store: EnvelopeStore,
+    private readonly options: EnvelopeBatchOptions,
+  ) {}
+
+  progress(partition: number): Promise<bigint> {
+    return this.store.progress(this.topic, partition);
+  }
+
+  process(records: readonly SourceRecord[]): Promise<StreamBatch<EnvelopeRow>> {
+    return processEnvelopeBatch(records, this.cache, this.store, this.options);
+  }
+
+  insert(rows: readonly EnvelopeRow[]): Promise<void> {
+    return this.store.insert(rows);
+  }
+
+  reset(): void {
+    this.cache.clear();
+  }
 }

@@ -23,9 +23,8 @@ import { Partitioners, type Consumer, type EachBatchPayload, type Kafka, type Pr
 import type { Config } from '../config/index.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
-import { EnvelopeStore, type EnvelopeRow } from '../sink/clickhouse/envelope-store.js';
-import { HeadCache, processEnvelopeBatch, type DeadLetter, type SourceRecord } from './envelope-batch.js';
 import { ensureTopics } from './kafka.js';
+import type { DeadLetter, SourceRecord, Stream } from './stream.js';
 
 export interface IngestDeps {
   readonly kafka: Kafka;
@@ -36,14 +35,16 @@ export interface IngestDeps {
 }
 
 interface Pending {
-  rows: EnvelopeRow[];
+  /** Rows per stream, each written by one insert into its table. */
+  rows: Map<Stream, object[]>;
   deadLetters: DeadLetter[];
   /** Next offset to commit per "topic:partition", once the rows are durable. */
   positions: Map<string, { topic: string; partition: number; offset: string }>;
   since: number;
 }
 
-const emptyPending = (): Pending => ({ rows: [], deadLetters: [], positions: new Map(), since: 0 });
+const emptyPending = (): Pending => ({ rows: new Map(), deadLetters: [], positions: new Map(), since: 0 });
+const rowCount = (p: Pending): number => [...p.rows.values()].reduce((n, r) => n + r.length, 0);
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** Topic config for topics agentledger creates: room for large records and their dead letters. */
@@ -52,8 +53,7 @@ export const TOPIC_CONFIG = [{ name: 'max.message.bytes', value: String(16 * 102
 export class Ingestor {
   private readonly consumer: Consumer;
   private readonly producer: Producer;
-  private readonly store: EnvelopeStore;
-  private readonly cache = new HeadCache();
+  private readonly byTopic: Map<string, Stream>;
   /** Next offset to process per "topic:partition"; absent until read back from ClickHouse. */
   private readonly progress = new Map<string, bigint>();
   private pending = emptyPending();
@@ -69,8 +69,12 @@ export class Ingestor {
   /** Set when kafkajs gives up (a non-retriable error): the process should exit non-zero and be restarted. */
   onFatal: (err: Error) => void = () => undefined;
 
-  constructor(private readonly deps: IngestDeps) {
+  constructor(
+    private readonly deps: IngestDeps,
+    private readonly streams: readonly Stream[],
+  ) {
     const { kafka, config } = deps;
+    this.byTopic = new Map(streams.map((s) => [s.topic, s]));
     this.consumer = kafka.consumer({
       groupId: config.kafka.groupId,
       sessionTimeout: config.kafka.sessionTimeoutMs,
@@ -81,16 +85,12 @@ export class Ingestor {
     this.producer = kafka.producer({
       createPartitioner: Partitioners.DefaultPartitioner,
       idempotent: true, maxInFlightRequests: 1, retry: { retries: Number.MAX_SAFE_INTEGER, maxRetryTime: 30_000 } });
-    this.store = new EnvelopeStore(deps.clickhouse);
   }
 
   async start(): Promise<void> {
     const { config, log } = this.deps;
-    const { envelopes, deadLetter } = config.kafka.topics;
-    await ensureTopics(this.deps.kafka, [
-      { topic: envelopes, configEntries: TOPIC_CONFIG },
-      { topic: deadLetter, configEntries: TOPIC_CONFIG },
-    ]);
+    const topics = this.streams.map((s) => s.topic);
+    await ensureTopics(this.deps.kafka, [...topics, config.kafka.topics.deadLetter].map((topic) => ({ topic, configEntries: TOPIC_CONFIG })));
     await this.producer.connect();
     await this.consumer.connect();
     this.consumer.on(this.consumer.events.REBALANCING, () => {
@@ -101,14 +101,14 @@ export class Ingestor {
       this.rebalancing = false;
       this.pending = emptyPending();
       this.progress.clear();
-      this.cache.clear();
+      for (const stream of this.streams) stream.reset();
       log.info('joined consumer group', { memberId: e.payload.memberId, assignment: e.payload.memberAssignment });
     });
     this.consumer.on(this.consumer.events.CRASH, (e) => {
       if (!e.payload.restart) this.onFatal(e.payload.error);
       else log.warn('consumer restarting after an error', { error: e.payload.error.message });
     });
-    await this.consumer.subscribe({ topics: [envelopes], fromBeginning: true });
+    await this.consumer.subscribe({ topics, fromBeginning: true });
     await this.consumer.run({
       autoCommit: false,
       eachBatchAutoResolve: false,
@@ -146,11 +146,13 @@ export class Ingestor {
 
   private async processBatch(batch: EachBatchPayload['batch']): Promise<void> {
     const { topic, partition } = batch;
+    const stream = this.byTopic.get(topic);
+    if (!stream) throw new Error(`no stream for topic ${topic}`);
     const tp = `${topic}:${partition}`;
     let next = this.progress.get(tp);
     if (next === undefined) {
       // Step 1.
-      next = await this.store.progress(topic, partition);
+      next = await stream.progress(partition);
       this.progress.set(tp, next);
     }
     const from = next;
@@ -158,12 +160,11 @@ export class Ingestor {
       .filter((m) => BigInt(m.offset) >= from)
       .map((m) => ({ topic, partition, offset: m.offset, key: m.key, value: m.value }));
     if (records.length > 0) {
-      const outcome = await processEnvelopeBatch(records, this.cache, this.store, {
-        seqEncoding: this.deps.config.envelopes.seqEncoding,
-        maxPayloadBytes: this.deps.config.envelopes.maxPayloadBytes,
-      });
-      for (const [verdict, n] of outcome.verdicts) this.deps.metrics.envelopes.inc({ verdict }, n);
-      this.pending.rows.push(...outcome.rows);
+      const outcome = await stream.process(records);
+      for (const [verdict, n] of outcome.verdicts) this.deps.metrics.records.inc({ stream: stream.name, verdict }, n);
+      let rows = this.pending.rows.get(stream);
+      if (!rows) this.pending.rows.set(stream, (rows = []));
+      for (const row of outcome.rows) rows.push(row);
       this.pending.deadLetters.push(...outcome.deadLetters);
     }
     const after = BigInt(batch.lastOffset()) + 1n;
@@ -180,8 +181,8 @@ export class Ingestor {
    * (step 5).
    */
   private async untilDone(heartbeat: () => Promise<void>, work: () => Promise<void>): Promise<void> {
-    const { config, log, metrics } = this.deps;
-    const topics = [{ topic: config.kafka.topics.envelopes }];
+    const { log, metrics } = this.deps;
+    const topics = this.streams.map((s) => ({ topic: s.topic }));
     for (let attempt = 0; ; attempt++) {
       try {
         await work();
@@ -220,7 +221,7 @@ export class Ingestor {
       // Every buffered row has its partition's position recorded, so an empty
       // positions map means an empty buffer.
       if (p.positions.size === 0 || (fromTimer && this.rebalancing)) return;
-      const full = p.rows.length + p.deadLetters.length >= config.batch.maxRows;
+      const full = rowCount(p) + p.deadLetters.length >= config.batch.maxRows;
       if (!force && !full && Date.now() - p.since < config.batch.maxWaitMs) return;
       await this.flush(p);
       if (this.pending === p) this.pending = emptyPending();
@@ -246,15 +247,19 @@ export class Ingestor {
         })),
       });
     }
-    if (p.rows.length > 0) {
+    // One insert per table. Each table is the progress of its own topic's
+    // partitions, so a crash between two inserts leaves each topic either
+    // stored or to be read again, never half.
+    for (const [stream, rows] of p.rows) {
+      if (rows.length === 0) continue;
       const started = process.hrtime.bigint();
-      await this.store.insert(p.rows);
-      metrics.insertSeconds.observe(Number(process.hrtime.bigint() - started) / 1e9);
-      metrics.batchRows.observe(p.rows.length);
+      await stream.insert(rows);
+      metrics.insertSeconds.observe({ stream: stream.name }, Number(process.hrtime.bigint() - started) / 1e9);
+      metrics.batchRows.observe({ stream: stream.name }, rows.length);
+      p.rows.delete(stream);
     }
-    if (p.deadLetters.length > 0) metrics.deadLetters.inc({ topic: config.kafka.topics.envelopes }, p.deadLetters.length);
+    for (const d of p.deadLetters) metrics.deadLetters.inc({ topic: d.record.topic });
     p.deadLetters = [];
-    p.rows = [];
     if (p.positions.size > 0) {
       // The rows are durable: committing now only saves re-reading them.
       await this.consumer.commitOffsets([...p.positions.values()]).catch((err: unknown) => {
@@ -266,7 +271,7 @@ export class Ingestor {
 
   /** Rows and dead letters waiting for a flush. */
   get buffered(): number {
-    return this.pending.rows.length + this.pending.deadLetters.length;
+    return rowCount(this.pending) + this.pending.deadLetters.length;
   }
 
   /**
@@ -278,7 +283,7 @@ export class Ingestor {
     if (this.stopping) return;
     this.stopping = true;
     if (this.timer) clearInterval(this.timer);
-    this.consumer.pause([{ topic: this.deps.config.kafka.topics.envelopes }]);
+    this.consumer.pause(this.streams.map((s) => ({ topic: s.topic })));
     const deadline = Date.now() + this.deps.config.kafka.sessionTimeoutMs;
     while (this.inFlight > 0 && Date.now() < deadline) await sleep(20);
     for (let attempt = 0; attempt < 5; attempt++) {

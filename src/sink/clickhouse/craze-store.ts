@@ -1,0 +1,58 @@
+/**
+ * craze_events as the craze consumer's state: progress per partition, and per
+ * (session, incarnation) the last seq stored with the accounting state after
+ * it. ClickHouse is the source of truth; memory only caches it.
+ */
+import type { ClickHouseClient } from '@clickhouse/client';
+import { querySql, renderSql } from './sql.js';
+
+export type CrazeRow = Record<string, string | number>;
+
+export interface IncarnationHead {
+  readonly seq: number;
+  /** JSON text of the accounting state after `seq`. */
+  readonly accountState: string;
+}
+
+const CHUNK = 2000;
+export const incarnationKey = (sessionId: string, incarnation: string): string => `${sessionId}\u0000${incarnation}`;
+
+export class CrazeStore {
+  constructor(private readonly ch: ClickHouseClient) {}
+
+  async progress(topic: string, partition: number): Promise<bigint> {
+    const [row] = await this.ch
+      .query({ query: renderSql(querySql('craze_progress'), { topic, partition }), format: 'JSONEachRow' })
+      .then((r) => r.json<{ next_offset: string; n: string }>());
+    return row && Number(row.n) > 0 ? BigInt(row.next_offset) : 0n;
+  }
+
+  /** Heads of every incarnation of the given sessions, keyed by incarnationKey(). */
+  async heads(sessionIds: readonly string[]): Promise<Map<string, IncarnationHead>> {
+    const heads = new Map<string, IncarnationHead>();
+    for (let i = 0; i < sessionIds.length; i += CHUNK) {
+      const rows = await this.ch
+        .query({ query: renderSql(querySql('craze_heads'), { sessions: sessionIds.slice(i, i + CHUNK) }), format: 'JSONEachRow' })
+        .then((r) => r.json<{ session_id: string; incarnation: string; seq: string | number; account_state: string }>());
+      for (const r of rows) heads.set(incarnationKey(r.session_id, r.incarnation), { seq: Number(r.seq), accountState: r.account_state });
+    }
+    return heads;
+  }
+
+  /** The subset of (session, incarnation, seq) already stored, as "session\0incarnation\0seq". */
+  async seen(keys: readonly (readonly [string, string, number])[]): Promise<Set<string>> {
+    const found = new Set<string>();
+    for (let i = 0; i < keys.length; i += CHUNK) {
+      const rows = await this.ch
+        .query({ query: renderSql(querySql('craze_seen'), { keys: keys.slice(i, i + CHUNK) }), format: 'JSONEachRow' })
+        .then((r) => r.json<{ session_id: string; incarnation: string; seq: string | number }>());
+      for (const r of rows) found.add(`${incarnationKey(r.session_id, r.incarnation)}\u0000${Number(r.seq)}`);
+    }
+    return found;
+  }
+
+  async insert(rows: readonly CrazeRow[]): Promise<void> {
+    if (rows.length === 0) return;
+    await this.ch.insert({ table: 'craze_events', values: rows as CrazeRow[], format: 'JSONEachRow' });
+  }
+}

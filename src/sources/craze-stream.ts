@@ -1,0 +1,273 @@
+/**
+ * craze codec event records -> craze_events rows (DESIGN.md §2): decode,
+ * order and dedupe on (session, incarnation, seq), then derive per event its
+ * spend (the accounting of src/account/craze.ts, state restored from
+ * ClickHouse) and its outcome columns.
+ */
+import { classifyTurnEnding, IncarnationSpend, type IncarnationSpendState } from '../account/craze.js';
+import { decodeCrazeRecord, type CrazeRecord } from '../decode/craze.js';
+import { parseRfc3339, toClickHouseDateTime } from '../decode/time.js';
+import { incarnationKey, type CrazeRow, type CrazeStore } from '../sink/clickhouse/craze-store.js';
+import type { DeadLetter, SourceRecord, Stream, StreamBatch } from './stream.js';
+
+const MALFORMED_EVIDENCE_BYTES = 64 * 1024;
+
+/**
+ * What survives between events of an incarnation: where the spend method
+ * stands (previous report, turn boundary, model), not the outcome lists,
+ * which live in rows. Kept on every row so any row restores it.
+ */
+function compactState(spend: IncarnationSpend): IncarnationSpendState {
+  const full = spend.toJSON();
+  const empty = new IncarnationSpend(full.sessionId, full.incarnation).toJSON();
+  return { ...full, totals: empty.totals, byModel: [], scopes: [] };
+}
+
+function emptyRow(): Omit<CrazeRow, never> {
+  return {
+    cwd: '',
+    provider: '',
+    craze_version: '',
+    model: '',
+    report: 0,
+    cost_pico: '0',
+    input_tokens: '0',
+    output_tokens: '0',
+    reasoning_tokens: '0',
+    cache_read_tokens: '0',
+    cache_creation_tokens: '0',
+    unpriced: 0,
+    turn_id: '',
+    turn_outcome: '',
+    turn_synthetic: 0,
+    err_class: '',
+    subagent_id: '',
+    subagent_attempt: '',
+    subagent_change: '',
+    subagent_status: '',
+    tool_name: '',
+    tool_kind: '',
+    tool_status: '',
+    tool_exit_code: -1,
+    ask_kind: '',
+    ask_outcome: '',
+    ask_by: '',
+    compaction_phase: '',
+    compaction_reason: '',
+    tokens_before: 0,
+    tokens_after: 0,
+    error_class: '',
+    error_code: 0,
+    account_state: '',
+  };
+}
+
+/** The outcome columns an event carries on its own (no state needed). */
+function outcomeColumns(e: CrazeRecord['event']): Partial<CrazeRow> {
+  const out: Partial<CrazeRow> = {};
+  if (e.type === 'turn' && e.turn?.phase === 'ended') {
+    out['turn_id'] = e.turn.id;
+    out['turn_outcome'] = classifyTurnEnding(e.turn);
+    out['turn_synthetic'] = e.turn.synthetic ? 1 : 0;
+    out['err_class'] = e.turn.errClass;
+  }
+  if (e.type === 'subagent' && e.subagent) {
+    out['subagent_id'] = e.subagent.id;
+    out['subagent_attempt'] = e.subagent.attemptId;
+    out['subagent_change'] = e.subagentChange;
+    out['subagent_status'] = e.subagent.status;
+  }
+  if (e.type === 'tool' && e.tool) {
+    out['tool_name'] = e.tool.name;
+    out['tool_kind'] = e.tool.kind;
+    out['tool_status'] = e.tool.status;
+    out['tool_exit_code'] = e.tool.output?.exitCode ?? -1;
+  }
+  if (e.type === 'ask' && e.ask) {
+    out['ask_kind'] = e.ask.kind;
+    out['ask_outcome'] = e.ask.outcome;
+    out['ask_by'] = e.ask.by;
+  }
+  if (e.type === 'compaction' && e.compaction) {
+    out['compaction_phase'] = e.compaction.phase;
+    out['compaction_reason'] = e.compaction.reason;
+    out['tokens_before'] = e.compaction.tokensBefore;
+    out['tokens_after'] = e.compaction.tokensAfter;
+  }
+  if (e.err) {
+    out['error_class'] = e.err.class;
+    out['error_code'] = e.err.code;
+  }
+  return out;
+}
+
+export class CrazeStream implements Stream<CrazeRow> {
+  readonly name = 'craze';
+  /** Accounting per (session, incarnation) of sessions whose heads are loaded. */
+  private readonly accounts = new Map<string, IncarnationSpend>();
+  private readonly loadedSessions = new Set<string>();
+
+  constructor(
+    readonly topic: string,
+    private readonly store: CrazeStore,
+  ) {}
+
+  progress(partition: number): Promise<bigint> {
+    return this.store.progress(this.topic, partition);
+  }
+
+  reset(): void {
+    this.accounts.clear();
+    this.loadedSessions.clear();
+  }
+
+  async process(records: readonly SourceRecord[], now: Date = new Date()): Promise<StreamBatch<CrazeRow>> {
+    const ingestedAt = toClickHouseDateTime({ seconds: Math.floor(now.getTime() / 1000), nanos: 0 });
+    const decoded = records.map((r) => decodeCrazeRecord(r.value));
+
+    // Load the heads of sessions this process has not seen since the last rebalance.
+    const missing = new Set<string>();
+    for (const d of decoded) if (d.ok && !this.loadedSessions.has(d.value.sessionId)) missing.add(d.value.sessionId);
+    if (missing.size > 0) {
+      const heads = await this.store.heads([...missing]);
+      for (const [key, head] of heads) {
+        let account: IncarnationSpend | undefined;
+        try {
+          account = IncarnationSpend.fromJSON(JSON.parse(head.accountState) as IncarnationSpendState);
+        } catch {
+          account = undefined;
+        }
+        const [sessionId = '', incarnation = ''] = key.split('\u0000');
+        this.accounts.set(key, account ?? restoreAt(sessionId, incarnation, head.seq));
+      }
+      for (const s of missing) this.loadedSessions.add(s);
+    }
+
+    // Seqs at or below their incarnation's head: stored already (a redelivery) or late.
+    const headSeq = new Map<string, number>();
+    const inBatch = new Set<string>();
+    const lookups: [string, string, number][] = [];
+    for (const d of decoded) {
+      if (!d.ok) continue;
+      const { sessionId, incarnation, seq } = d.value;
+      const key = incarnationKey(sessionId, incarnation);
+      const head = headSeq.get(key) ?? this.accounts.get(key)?.headSeq ?? 0;
+      const seqKey = `${key}\u0000${seq}`;
+      if (seq <= head && !inBatch.has(seqKey)) lookups.push([sessionId, incarnation, seq]);
+      inBatch.add(seqKey);
+      headSeq.set(key, Math.max(head, seq));
+    }
+    const seen = lookups.length > 0 ? await this.store.seen(lookups) : new Set<string>();
+
+    const rows: CrazeRow[] = [];
+    const deadLetters: DeadLetter[] = [];
+    const verdicts = new Map<string, number>();
+    const count = (v: string): void => void verdicts.set(v, (verdicts.get(v) ?? 0) + 1);
+    const touched = new Set<string>();
+
+    decoded.forEach((d, i) => {
+      const record = records[i]!;
+      const base = { kafka_topic: record.topic, kafka_partition: record.partition, kafka_offset: record.offset, ingested_at: ingestedAt };
+      if (!d.ok) {
+        count('malformed');
+        deadLetters.push({ record, reason: d.reason });
+        rows.push({
+          ...emptyRow(),
+          session_id: record.key?.toString('utf8') ?? '',
+          incarnation: '',
+          seq: 0,
+          event_type: '',
+          at: ingestedAt,
+          at_text: '',
+          agent: '',
+          replayed: 0,
+          event: (record.value ?? Buffer.alloc(0)).subarray(0, MALFORMED_EVIDENCE_BYTES).toString('base64'),
+          verdict: 'malformed',
+          detail: d.reason,
+          ...base,
+        });
+        return;
+      }
+      const r = d.value;
+      const key = incarnationKey(r.sessionId, r.incarnation);
+      const seqKey = `${key}\u0000${r.seq}`;
+      let account = this.accounts.get(key);
+      if (!account) {
+        account = new IncarnationSpend(r.sessionId, r.incarnation);
+        this.accounts.set(key, account);
+      }
+      let verdict: string;
+      let detail = '';
+      let report: ReturnType<IncarnationSpend['feed']>;
+      if (r.seq <= account.headSeq) {
+        if (seen.has(seqKey)) {
+          count('duplicate');
+          return;
+        }
+        verdict = 'late';
+        detail = `seq ${r.seq} arrived after seq ${account.headSeq}; stored, not used for spend`;
+      } else {
+        const expected = account.headSeq + 1;
+        verdict = r.seq === expected ? 'ok' : 'gap';
+        if (verdict === 'gap') detail = `expected seq ${expected}, got ${r.seq}`;
+        report = account.feed({ ...r.event, seq: r.seq });
+        touched.add(key);
+      }
+      seen.add(seqKey);
+      count(verdict);
+      const e = r.event;
+      const at = e.at ? parseRfc3339(e.at) : undefined;
+      rows.push({
+        ...emptyRow(),
+        session_id: r.sessionId,
+        incarnation: r.incarnation,
+        seq: r.seq,
+        event_type: e.type,
+        at: at ? toClickHouseDateTime(at) : ingestedAt,
+        at_text: e.at ?? '',
+        agent: e.agent,
+        replayed: e.replayed ? 1 : 0,
+        event: r.eventText,
+        verdict,
+        detail,
+        cwd: r.journal?.cwd ?? '',
+        provider: r.journal?.provider ?? '',
+        craze_version: r.journal?.crazeVersion ?? '',
+        model: account.currentModel,
+        ...(report
+          ? {
+              report: 1,
+              cost_pico: report.spend.costPicoUsd.toString(),
+              input_tokens: report.spend.input.toString(),
+              output_tokens: report.spend.output.toString(),
+              reasoning_tokens: report.spend.reasoning.toString(),
+              cache_read_tokens: report.spend.cacheRead.toString(),
+              cache_creation_tokens: report.spend.cacheCreation.toString(),
+              unpriced: report.spend.unpriced ? 1 : 0,
+              model: report.model,
+            }
+          : {}),
+        ...outcomeColumns(e),
+        account_state: verdict === 'late' ? '' : JSON.stringify(compactState(account)),
+        ...base,
+      });
+    });
+    // Outcome lists accumulate inside an account; they live in the rows, so
+    // start each batch from the compact state and keep memory bounded.
+    for (const key of touched) {
+      const account = this.accounts.get(key);
+      if (account) this.accounts.set(key, IncarnationSpend.fromJSON(compactState(account)));
+    }
+    return { rows, deadLetters, verdicts };
+  }
+
+  insert(rows: readonly CrazeRow[]): Promise<void> {
+    return this.store.insert(rows);
+  }
+}
+
+/** An account that only knows its head seq (its stored state was unreadable). */
+function restoreAt(sessionId: string, incarnation: string, seq: number): IncarnationSpend {
+  const state = new IncarnationSpend(sessionId, incarnation).toJSON();
+  return IncarnationSpend.fromJSON({ ...state, lastSeq: seq });
+}

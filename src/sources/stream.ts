@@ -1,0 +1,39 @@
+/**
+ * What the ingest loop needs from each input topic: the loop itself
+ * (sources/ingest.ts) knows offsets, batching, retries and commits; a Stream
+ * knows how its records become rows, where they go, and how far that table
+ * says this partition has been stored.
+ */
+export interface SourceRecord {
+  readonly topic: string;
+  readonly partition: number;
+  readonly offset: string;
+  readonly key: Buffer | null;
+  readonly value: Buffer | null;
+}
+
+export interface DeadLetter {
+  readonly record: SourceRecord;
+  readonly reason: string;
+}
+
+export interface StreamBatch<Row> {
+  readonly rows: Row[];
+  readonly deadLetters: DeadLetter[];
+  /** Records by verdict, for metrics. */
+  readonly verdicts: Map<string, number>;
+}
+
+export interface Stream<Row = object> {
+  /** Short name for logs and metrics: `envelopes`, `craze`. */
+  readonly name: string;
+  readonly topic: string;
+  /** The offset after the last record of this partition whose row is stored (0 when none). */
+  progress(partition: number): Promise<bigint>;
+  /** Records (in partition order, already past `progress`) -> rows and dead letters. */
+  process(records: readonly SourceRecord[]): Promise<StreamBatch<Row>>;
+  /** Writes rows with ONE insert: all of them land, or none. */
+  insert(rows: readonly Row[]): Promise<void>;
+  /** Forgets every cache (after a rebalance). */
+  reset(): void;
+}
