@@ -18,11 +18,15 @@ export interface Link {
   readonly payload: Buffer;
 }
 
+/** Reused: hash.update() copies what it is given before returning. */
+const seqBuffer = Buffer.alloc(8);
+
 function seqBytes(seq: number, encoding: SeqEncoding): Buffer | string {
   if (encoding === 'decimal') return String(seq);
-  const b = Buffer.allocUnsafe(8);
-  b.writeBigUInt64BE(BigInt(seq));
-  return b;
+  // seq <= 2^53 - 1 (decode checks), so two 32-bit halves are exact.
+  seqBuffer.writeUInt32BE(Math.floor(seq / 0x1_0000_0000), 0);
+  seqBuffer.writeUInt32BE(seq >>> 0, 4);
+  return seqBuffer;
 }
 
 export function linkHash(prevHash: Buffer, link: Link, encoding: SeqEncoding): Buffer {

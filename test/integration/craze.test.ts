@@ -1,0 +1,235 @@
+/**
+ * craze end to end on the real services: journal files -> `craze push` ->
+ * Kafka -> `ingest` -> ClickHouse -> `sessions`, against totals worked out by
+ * hand (test/fixtures/craze/GROUND_TRUTH.md), to the picodollar, including a
+ * session above $9,007. The same corpus sent as plain Kafka records gives the
+ * same tables; pushing twice changes nothing; SIGKILLs change no total; a
+ * follower restarted mid-file sends no line twice.
+ */
+import assert from 'node:assert/strict';
+import { appendFile, mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { Partitioners } from 'kafkajs';
+import { MIGRATIONS_DIR } from '../../src/cli/migrate.js';
+import { createLogger } from '../../src/observability/logger.js';
+import { createClickHouse } from '../../src/sink/clickhouse/client.js';
+import { migrate } from '../../src/sink/clickhouse/migrate.js';
+import { completeLines, JournalParser } from '../../src/sources/craze-journal.js';
+import { TOPIC_CONFIG } from '../../src/sources/ingest.js';
+import { createKafka, ensureTopics } from '../../src/sources/kafka.js';
+import { testContext, type TestContext } from '../support/context.js';
+import { prng, runCli, sleep } from '../support/processes.js';
+
+const JOURNALS = fileURLToPath(new URL('../../../test/fixtures/craze/journal/', import.meta.url));
+const EXPECTED = fileURLToPath(new URL('../../../test/fixtures/craze/expected.json', import.meta.url));
+const log = createLogger('warn');
+const contexts: TestContext[] = [];
+after(async () => {
+  for (const c of contexts) await c.cleanup();
+});
+
+type Summary = Record<string, string | number | string[]>;
+const expectedSessions = (JSON.parse(await readFile(EXPECTED, 'utf8')) as { sessions: Summary[] }).sessions;
+
+async function context(name: string): Promise<TestContext> {
+  const ctx = await testContext(name, { AGENTLEDGER_BATCH_MAX_ROWS: '300', AGENTLEDGER_BATCH_MAX_WAIT_MS: '100' });
+  contexts.push(ctx);
+  await migrate(ctx.config.clickhouse, MIGRATIONS_DIR, log);
+  await ensureTopics(createKafka(ctx.config.kafka, log), [{ topic: ctx.config.kafka.topics.craze, numPartitions: 3, configEntries: TOPIC_CONFIG }]);
+  return ctx;
+}
+
+async function cli(ctx: TestContext, ...args: string[]): Promise<string> {
+  const run = runCli(args, ctx.env);
+  let stdout = '';
+  run.child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
+  assert.equal(await run.exited, 0, run.stderr());
+  return stdout;
+}
+
+const ingest = (ctx: TestContext): Promise<string> => cli(ctx, 'ingest', '--no-migrate', '--idle-exit-ms', '3000');
+const sessions = async (ctx: TestContext): Promise<Summary[]> => JSON.parse(await cli(ctx, 'sessions', '--json')) as Summary[];
+
+function pick(s: Summary, like: Summary): Summary {
+  return Object.fromEntries(Object.keys(like).map((k) => [k, s[k] as string | number]));
+}
+
+/** Every derived column of craze_events, in a stable order, without where and when it was ingested. */
+async function derived(ctx: TestContext): Promise<string[]> {
+  const ch = createClickHouse(ctx.config.clickhouse);
+  try {
+    const rows = await ch
+      .query({
+        query: `SELECT session_id, incarnation, seq, event_type, at_text, agent, replayed, event, verdict, model, report,
+                       cost_pico, input_tokens, output_tokens, reasoning_tokens, cache_read_tokens, cache_creation_tokens,
+                       unpriced, turn_id, turn_outcome, turn_synthetic, err_class, subagent_id, subagent_attempt,
+                       subagent_change, subagent_status, tool_name, tool_kind, tool_status, tool_exit_code, ask_kind,
+                       ask_outcome, ask_by, compaction_phase, compaction_reason, tokens_before, tokens_after,
+                       error_class, error_code, account_state
+                FROM craze_events FINAL ORDER BY session_id, incarnation, seq`,
+        format: 'JSONEachRow',
+      })
+      .then((r) => r.json<Record<string, unknown>>());
+    return rows.map((r) => JSON.stringify(r));
+  } finally {
+    await ch.close();
+  }
+}
+
+async function journalFiles(): Promise<string[]> {
+  const out: string[] = [];
+  for (const dir of (await readdir(JOURNALS)).sort()) {
+    for (const f of (await readdir(join(JOURNALS, dir))).sort()) out.push(join(JOURNALS, dir, f));
+  }
+  return out;
+}
+
+/** The corpus as plain Kafka records (no journal metadata), as another producer would publish them. */
+async function plainRecords(rename: (sessionId: string) => string = (s) => s): Promise<{ key: string; value: string }[]> {
+  const records: { key: string; value: string }[] = [];
+  for (const file of await journalFiles()) {
+    const parser = new JournalParser();
+    const { lines } = completeLines(await readFile(file, 'utf8'));
+    const events = lines.flatMap((l) => parser.line(l));
+    const sessionId = rename(parser.sessionId!);
+    for (const e of events) {
+      records.push({
+        key: sessionId,
+        value: `{"sessionId":${JSON.stringify(sessionId)},"incarnation":${JSON.stringify(parser.meta!.incarnation)},"seq":${e.seq},"event":${e.eventText}}`,
+      });
+    }
+  }
+  return records;
+}
+
+async function produce(ctx: TestContext, records: { key: string; value: string }[]): Promise<void> {
+  const producer = createKafka(ctx.config.kafka, log).producer({ createPartitioner: Partitioners.DefaultPartitioner });
+  await producer.connect();
+  for (let i = 0; i < records.length; i += 2000) await producer.send({ topic: ctx.config.kafka.topics.craze, acks: -1, messages: records.slice(i, i + 2000) });
+  await producer.disconnect();
+}
+
+test('journals pushed and ingested give the hand-computed totals; pushing twice changes nothing; plain Kafka records give the same tables', { timeout: 300_000 }, async () => {
+  const pushed = await context('craze_push');
+  const out = await cli(pushed, 'craze', 'push', JOURNALS);
+  assert.match(out, /pushed \d+ event\(s\) from 7 journal file\(s\)/);
+  assert.match(out, /1 omitted event\(s\) skipped, 1 gap line\(s\)/);
+  await ingest(pushed);
+  const got = await sessions(pushed);
+  assert.equal(got.length, expectedSessions.length);
+  for (const want of expectedSessions) {
+    const s = got.find((g) => g['sessionId'] === want['sessionId']);
+    assert.ok(s, `session ${String(want['sessionId'])}`);
+    assert.deepEqual(pick(s, want), want);
+  }
+  assert.equal(got[0]?.['sessionId'], '01956fd5-3e77-7d10-a2b4-6c8e0f2a4b56', 'costliest first');
+  assert.ok(BigInt(got[0]?.['costPicoUsd'] as string) > 9_007_199_254_740_991n, 'beyond JavaScript exact integers');
+  assert.equal(got.find((g) => g['provider'] !== '') !== undefined, true, 'journal metadata kept');
+
+  const tables = await derived(pushed);
+  await cli(pushed, 'craze', 'push', JOURNALS);
+  await ingest(pushed);
+  assert.deepEqual(await derived(pushed), tables, 'a second push changes no row');
+  assert.deepEqual(await sessions(pushed), got, 'nor any total');
+
+  const plain = await context('craze_plain');
+  await produce(plain, await plainRecords());
+  await ingest(plain);
+  assert.deepEqual(await derived(plain), tables, 'the same rows from plain Kafka records');
+  const plainSessions = await sessions(plain);
+  for (const want of expectedSessions) assert.deepEqual(pick(plainSessions.find((g) => g['sessionId'] === want['sessionId'])!, want), want);
+});
+
+test('SIGKILLs during craze ingestion change no total', { timeout: 600_000 }, async () => {
+  const ctx = await context('craze_kill');
+  const copies = 250;
+  const records: { key: string; value: string }[] = [];
+  for (let k = 0; k < copies; k++) records.push(...(await plainRecords((s) => `${s}-k${k}`)));
+  await produce(ctx, records);
+  const seed = Date.now() % 100_000;
+  const random = prng(seed);
+  const ch = createClickHouse(ctx.config.clickhouse);
+  const stored = async (): Promise<number> =>
+    Number((await ch.query({ query: 'SELECT count() AS n FROM craze_events', format: 'JSONEachRow' }).then((r) => r.json<{ n: string }>()))[0]?.n);
+  let before = 0;
+  let midway = 0;
+  for (let kill = 0; kill < 8 && before < records.length; kill++) {
+    const run = runCli(['ingest', '--no-migrate'], ctx.env);
+    for (let i = 0; i < 1200 && (await stored()) <= before; i++) await sleep(50);
+    await sleep(Math.floor(random() * 400));
+    run.child.kill('SIGKILL');
+    await run.exited;
+    before = await stored();
+    if (before > 0 && before < records.length) midway++;
+  }
+  await ch.close();
+  assert.ok(midway >= 4, `kills landed mid-ingest (seed ${seed})`);
+  await ingest(ctx);
+  const got = await sessions(ctx);
+  assert.equal(got.length, expectedSessions.length * copies);
+  for (const s of got) {
+    const base = expectedSessions.find((e) => String(s['sessionId']).startsWith(`${String(e['sessionId'])}-k`));
+    assert.ok(base, String(s['sessionId']));
+    assert.deepEqual(pick(s, base), { ...base, sessionId: s['sessionId'] });
+  }
+});
+
+test('craze push --follow tails a growing journal and, restarted, sends no line twice', { timeout: 300_000 }, async () => {
+  const ctx = await context('craze_follow');
+  const dir = await mkdtemp(join(tmpdir(), 'craze-follow-'));
+  const source = (await journalFiles())[0]!;
+  const lines = (await readFile(source, 'utf8')).split('\n').filter((l) => l.length > 0);
+  const parser = new JournalParser();
+  const events = lines.flatMap((l) => parser.line(l)).length;
+  await mkdir(join(dir, 'slug'));
+  const target = join(dir, 'slug', source.split('/').pop()!);
+  const state = join(dir, 'state.json');
+  const cut = Math.floor(lines.length / 2);
+  await writeFile(target, lines.slice(0, cut).join('\n') + '\n');
+
+  const args = ['craze', 'push', dir, '--follow', '--state', state, '--interval-ms', '50'];
+  let follower = runCli(args, ctx.env);
+  await sleep(1500);
+  // craze appends; a line arrives in two writes (torn until the second).
+  const rest = lines.slice(cut);
+  const first = rest.shift()!;
+  await appendFile(target, first.slice(0, 20));
+  await sleep(300);
+  await appendFile(target, first.slice(20) + '\n');
+  await appendFile(target, rest.slice(0, 3).join('\n') + '\n');
+  await sleep(800);
+  follower.child.kill('SIGKILL');
+  await follower.exited;
+  await appendFile(target, rest.slice(3).join('\n') + '\n');
+  follower = runCli(args, ctx.env);
+  await sleep(2000);
+  follower.child.kill('SIGTERM');
+  assert.equal(await follower.exited, 0, follower.stderr());
+
+  // Every event on the topic once: a second copy would be a wasted redelivery.
+  const consumer = createKafka(ctx.config.kafka, log).consumer({ groupId: `${ctx.config.kafka.groupId}.reader` });
+  await consumer.connect();
+  await consumer.subscribe({ topic: ctx.config.kafka.topics.craze, fromBeginning: true });
+  const seqs: number[] = [];
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(resolve, 8000);
+    consumer
+      .run({
+        eachMessage: ({ message }) => {
+          seqs.push((JSON.parse(message.value?.toString() ?? '{}') as { seq: number }).seq);
+          if (seqs.length >= events) {
+            clearTimeout(timer);
+            setTimeout(resolve, 500);
+          }
+          return Promise.resolve();
+        },
+      })
+      .catch(reject);
+  });
+  await consumer.disconnect();
+  assert.equal(seqs.length, events, 'each event sent once');
+  assert.equal(new Set(seqs).size, events);
+});
