@@ -34,7 +34,7 @@
  */
 import { z } from 'zod';
 import { objectMembers } from './json-spans.js';
-import { malformed, ok, type Decoded } from './result.js';
+import { malformed, ok, parseJsonValue, type Decoded } from './result.js';
 import { parseRfc3339 } from './time.js';
 
 export const CRAZE_EVENT_TYPES = [
@@ -595,7 +595,6 @@ function decodeEventValue(parsed: unknown, text: string, where: string): Decoded
   return ok({ ...(fields as CrazeEventFields), type, known: false });
 }
 
-const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** One codec event from its JSON text (a journal line's `event`, a notification's). */
 export function decodeCrazeEvent(text: string): Decoded<CrazeEvent> {
@@ -619,19 +618,9 @@ const recordSchema = z.object({
 });
 
 export function decodeCrazeRecord(value: Buffer | null): Decoded<CrazeRecord> {
-  if (value === null || value.length === 0) return malformed('empty record value');
-  let text: string;
-  try {
-    text = utf8.decode(value);
-  } catch {
-    return malformed('record value is not valid UTF-8');
-  }
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (err) {
-    return malformed(`record value is not JSON: ${(err as Error).message}`);
-  }
+  const parsed = parseJsonValue(value);
+  if (!parsed.ok) return parsed;
+  const { text, json } = parsed.value;
   if (!isObject(json)) return malformed('record value is not a JSON object');
   const rec = recordSchema.safeParse(json);
   if (!rec.success) return malformed(describe(rec.error.issues[0], ''));

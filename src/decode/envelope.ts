@@ -8,7 +8,7 @@
 import { z } from 'zod';
 import { parseRfc3339, type Instant } from './time.js';
 import { classifyKind, decodePayload, type KindName, type Payload } from './payloads.js';
-import { malformed, ok, type Decoded } from './result.js';
+import { malformed, ok, parseJsonValue, type Decoded } from './result.js';
 
 export interface Envelope {
   readonly loopId: string;
@@ -64,19 +64,9 @@ function isHash(v: unknown): boolean {
 }
 
 export function decodeEnvelope(value: Buffer | null, options: DecodeOptions = DEFAULT_DECODE_OPTIONS): Decoded<Envelope> {
-  if (value === null || value.length === 0) return malformed('empty record value');
-  let text: string;
-  try {
-    text = utf8.decode(value);
-  } catch {
-    return malformed('record value is not valid UTF-8');
-  }
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (err) {
-    return malformed(`record value is not JSON: ${(err as Error).message}`);
-  }
+  const parsed = parseJsonValue(value);
+  if (!parsed.ok) return parsed;
+  const { json } = parsed.value;
   const rec = recordSchema.safeParse(json);
   if (!rec.success) {
     const issue = rec.error.issues[0];

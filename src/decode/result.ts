@@ -6,3 +6,24 @@ export type Decoded<T> = { readonly ok: true; readonly value: T } | { readonly o
 
 export const ok = <T>(value: T): Decoded<T> => ({ ok: true, value });
 export const malformed = <T = never>(reason: string): Decoded<T> => ({ ok: false, reason });
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * The first step of every record decoder: a Kafka record value that is
+ * non-empty, valid UTF-8 and JSON, or the reason it is not.
+ */
+export function parseJsonValue(value: Buffer | null): Decoded<{ readonly text: string; readonly json: unknown }> {
+  if (value === null || value.length === 0) return malformed('empty record value');
+  let text: string;
+  try {
+    text = utf8.decode(value);
+  } catch {
+    return malformed('record value is not valid UTF-8');
+  }
+  try {
+    return ok({ text, json: JSON.parse(text) as unknown });
+  } catch (err) {
+    return malformed(`record value is not JSON: ${(err as Error).message}`);
+  }
+}

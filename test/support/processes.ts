@@ -3,6 +3,7 @@
  * with SIGKILL at any instant, the way a crash or an OOM kill would.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { after } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 export const BIN = fileURLToPath(new URL('../../../bin/agentledger.js', import.meta.url));
@@ -15,11 +16,21 @@ export interface Running {
   readonly exited: Promise<number | string>;
 }
 
+const running = new Set<ChildProcess>();
+
+// A test that fails half-way must not leave a consumer running: it would keep
+// the test file alive until the runner's timeout, and skew the next file.
+after(() => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
 export function runCli(args: string[], env: Record<string, string>): Running {
   const child = spawn(process.execPath, [BIN, ...args], {
     env: { PATH: process.env['PATH'] ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  running.add(child);
+  child.once('exit', () => running.delete(child));
   let err = '';
   child.stderr?.on('data', (d: Buffer) => {
     err += d.toString();
@@ -33,13 +44,4 @@ export function runCli(args: string[], env: Record<string, string>): Running {
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** A deterministic PRNG for reproducible kill schedules (seed printed by the test). */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { mulberry32 as prng } from '../../src/demo/traffic.js';
