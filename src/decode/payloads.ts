@@ -119,7 +119,7 @@ const schemas = new Map<KindName, z.ZodType>(
   KIND_NAMES.map((kind) => {
     const shape: Record<string, z.ZodType> = {};
     for (const [field, type] of Object.entries(specs[kind])) shape[field] = fieldSchemas[type];
-    return [kind, z.object(shape)];
+    return [kind, z.looseObject(shape)];
   }),
 );
 

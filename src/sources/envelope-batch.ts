@@ -68,14 +68,20 @@ export async function processEnvelopeBatch(
   // Envelopes at or below their loop's head need the stored version of that
   // seq (a redelivery or a fork); a head only ever moves to max(head, seq).
   const headSeq = new Map<string, number>();
-  const inBatch = new Set<string>();
+  const batchSeqs = new Map<string, Set<number>>();
+  /** Versions a later envelope of this batch compares against (a redelivery or fork within the batch). */
+  const needed = new Set<string>();
   const lookups: [string, number][] = [];
   for (const d of decoded) {
     if (typeof d === 'string') continue;
     const seq = headSeq.get(d.loopId) ?? cache.get(d.loopId)?.seq ?? 0;
-    const key = versionKey(d.loopId, d.seq);
-    if (d.seq <= seq && !inBatch.has(key)) lookups.push([d.loopId, d.seq]);
-    inBatch.add(key);
+    let seqs = batchSeqs.get(d.loopId);
+    if (!seqs) batchSeqs.set(d.loopId, (seqs = new Set()));
+    if (d.seq <= seq) {
+      if (seqs.has(d.seq)) needed.add(versionKey(d.loopId, d.seq));
+      else lookups.push([d.loopId, d.seq]);
+    }
+    seqs.add(d.seq);
     headSeq.set(d.loopId, Math.max(seq, d.seq));
   }
   const versions: Map<string, StoredVersion> = lookups.length > 0 ? await store.versions(lookups) : new Map<string, StoredVersion>();
@@ -110,14 +116,17 @@ export async function processEnvelopeBatch(
       });
       return;
     }
-    const key = versionKey(d.loopId, d.seq);
-    const stored = versions.get(key);
-    const result = verifyLink(cache.get(d.loopId) ?? undefined, d, stored, options.seqEncoding);
+    const head = cache.get(d.loopId) ?? undefined;
+    // Only an envelope at or below its head is compared with a stored version.
+    const low = head !== undefined && d.seq <= head.seq;
+    const key = low || needed.size > 0 ? versionKey(d.loopId, d.seq) : '';
+    const stored = low ? versions.get(key) : undefined;
+    const result = verifyLink(head, d, stored, options.seqEncoding);
     count(result.verdict);
     if (result.head) cache.set(d.loopId, result.head);
     // A redelivery is dropped: the first copy is stored already.
     if (result.verdict === 'duplicate') return;
-    if (result.verdict !== 'fork' && !stored) {
+    if (result.verdict !== 'fork' && !stored && needed.has(key)) {
       versions.set(key, { hash: d.hash, timeText: d.timeText, kind: d.kind, payload: d.payload });
     }
     rows.push({
