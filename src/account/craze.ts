@@ -290,28 +290,21 @@ function max3(a: bigint, b: bigint): bigint {
   return m > 0n ? m : 0n;
 }
 
+/** The six amounts as decimal strings: bigint does not survive JSON.stringify. */
+function amountsToJson(a: SpendAmounts): { [K in SpendField]: string } {
+  return Object.fromEntries(SPEND_FIELDS.map((f) => [f, a[f].toString()])) as { [K in SpendField]: string };
+}
+
+function amountsFromJson(j: { readonly [K in SpendField]: string }): { [K in SpendField]: bigint } {
+  return Object.fromEntries(SPEND_FIELDS.map((f) => [f, BigInt(j[f])])) as { [K in SpendField]: bigint };
+}
+
 function spendToJson(s: Spend): SpendJson {
-  return {
-    input: s.input.toString(),
-    output: s.output.toString(),
-    reasoning: s.reasoning.toString(),
-    cacheRead: s.cacheRead.toString(),
-    cacheCreation: s.cacheCreation.toString(),
-    costPicoUsd: s.costPicoUsd.toString(),
-    unpriced: s.unpriced,
-  };
+  return { ...amountsToJson(s), unpriced: s.unpriced };
 }
 
 function spendFromJson(j: SpendJson): Spend {
-  return {
-    input: BigInt(j.input),
-    output: BigInt(j.output),
-    reasoning: BigInt(j.reasoning),
-    cacheRead: BigInt(j.cacheRead),
-    cacheCreation: BigInt(j.cacheCreation),
-    costPicoUsd: BigInt(j.costPicoUsd),
-    unpriced: j.unpriced,
-  };
+  return { ...amountsFromJson(j), unpriced: j.unpriced };
 }
 
 interface MutableTotals {
@@ -330,40 +323,17 @@ function emptyTotals(): MutableTotals {
 }
 
 function addReport(t: MutableTotals, s: Spend): void {
-  t.input += s.input;
-  t.output += s.output;
-  t.reasoning += s.reasoning;
-  t.cacheRead += s.cacheRead;
-  t.cacheCreation += s.cacheCreation;
-  t.costPicoUsd += s.costPicoUsd;
+  for (const f of SPEND_FIELDS) t[f] += s[f];
   t.reports += 1;
   if (s.unpriced) t.unpricedReports += 1;
 }
 
 function totalsToJson(t: MutableTotals): SpendTotalsJson {
-  return {
-    input: t.input.toString(),
-    output: t.output.toString(),
-    reasoning: t.reasoning.toString(),
-    cacheRead: t.cacheRead.toString(),
-    cacheCreation: t.cacheCreation.toString(),
-    costPicoUsd: t.costPicoUsd.toString(),
-    reports: t.reports,
-    unpricedReports: t.unpricedReports,
-  };
+  return { ...amountsToJson(t), reports: t.reports, unpricedReports: t.unpricedReports };
 }
 
 function totalsFromJson(j: SpendTotalsJson): MutableTotals {
-  return {
-    input: BigInt(j.input),
-    output: BigInt(j.output),
-    reasoning: BigInt(j.reasoning),
-    cacheRead: BigInt(j.cacheRead),
-    cacheCreation: BigInt(j.cacheCreation),
-    costPicoUsd: BigInt(j.costPicoUsd),
-    reports: j.reports,
-    unpricedReports: j.unpricedReports,
-  };
+  return { ...amountsFromJson(j), reports: j.reports, unpricedReports: j.unpricedReports };
 }
 
 class Scope {
