@@ -403,7 +403,10 @@ export const stateSchema = z.object({
   slash: slashSchema.optional(),
   sendNow: sendNowSchema.optional(),
   usage: usageSchema.optional(),
-  catalog: catalogSchema.optional(),
+  // A catalog that breaks the schema's limits (a newer craze listing more
+  // models, say) is dropped alone: the usage report in the same state delta
+  // is money and must not be lost with it.
+  catalog: catalogSchema.optional().catch(undefined),
   reason: str,
   detail: str,
   indexErr: str,

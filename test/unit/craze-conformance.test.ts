@@ -10,6 +10,8 @@
  *    decoder as `known: false`;
  *  - slashRow: state.slash rows read row by row, as the schema's own
  *    description tells a decoder to;
+ *  - catalogDropped: a state.catalog the schema refuses is dropped alone, so
+ *    the usage report the same state delta may carry is not lost with it;
  *  - range: integers the schema leaves unbounded that the decoder holds to
  *    int64 (money, tokens) or to 2^53 (counters read as numbers).
  * Then the record decoder's own cases: int64 exactness, seq, tolerance.
@@ -28,7 +30,7 @@ const SCHEMA_PATH = `${REPO}schema/craze-event.schema.json`;
 const SEED_PATH = `${REPO}../shared/seeds/craze-event.schema.json`;
 const CORPUS_PATH = `${REPO}test/fixtures/craze/conformance.json`;
 
-type Tolerance = 'additionalProperties' | 'unknownType' | 'slashRow' | 'range';
+type Tolerance = 'additionalProperties' | 'unknownType' | 'slashRow' | 'range' | 'catalogDropped';
 interface CorpusItem {
   name: string;
   /** The schema's verdict. */
@@ -138,6 +140,10 @@ test('ajv and the zod decoder agree on the conformance corpus, tolerances aside'
         assert.ok(!schemaValid && errors.every((e) => e.instancePath.startsWith('/state/slash')), `${label}: not only slash rows`);
         assert.ok(decoded.ok, `${label}: a bad slash row is dropped alone`);
         break;
+      case 'catalogDropped':
+        assert.ok(!schemaValid && errors.every((e) => e.instancePath.startsWith('/state/catalog')), `${label}: not only the catalog`);
+        assert.ok(decoded.ok && decoded.value.event.state?.catalog === undefined, `${label}: the event is kept, its catalog dropped`);
+        break;
       case 'range':
         assert.ok(schemaValid, label);
         assert.ok(!decoded.ok && /int64|2\^53/.test(decoded.reason), `${label}: the decoder must refuse an inexact integer`);
@@ -146,7 +152,7 @@ test('ajv and the zod decoder agree on the conformance corpus, tolerances aside'
   }
   for (const type of CRAZE_EVENT_TYPES) assert.ok(seenValidTypes.has(type), `no valid corpus item of type ${type}`);
   assert.ok((counts.invalid ?? 0) >= 20, 'too few invalid items');
-  for (const tol of ['additionalProperties', 'unknownType', 'slashRow', 'range']) assert.ok((counts[tol] ?? 0) >= 1, `no ${tol} item`);
+  for (const tol of ['additionalProperties', 'unknownType', 'slashRow', 'range', 'catalogDropped']) assert.ok((counts[tol] ?? 0) >= 1, `no ${tol} item`);
 });
 
 // --- the record decoder ------------------------------------------------------------
@@ -343,4 +349,12 @@ test('decodeCrazeEvent reads a bare event text the same way', () => {
   assert.ok(d.ok);
   assert.equal(d.value.state?.usage?.turn.costPicoUsd, 9007199254740993n);
   assert.ok(!decodeCrazeEvent('{').ok);
+});
+
+test('a catalog beyond the schema limits is dropped, the usage report beside it kept', () => {
+  const models = Array.from({ length: 513 }, (_, i) => `{"id":"m${i}","name":"Model ${i}"}`).join(',');
+  const text = meta('5', '7').replace('"state":{', `"state":{"catalog":{"models":[${models}],"revision":3},`);
+  const r = decodeOk(record(text));
+  assert.equal(r.event.state?.catalog, undefined);
+  assert.equal(r.event.state?.usage?.session.costPicoUsd, 7n);
 });
