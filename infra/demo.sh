@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The newcomer's first command: installs what it needs, brings up the local
 # stack, applies the ClickHouse migrations, produces demo traffic (honest loops,
-# planted chain violations and malformed records), ingests it, and reports.
+# planted chain violations and malformed records), ships sample craze journals,
+# ingests both, and reports.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -16,12 +17,16 @@ cli doctor
 
 # A topic and group of this run's own, so the demo can run again and again.
 run="demo.$(date +%Y%m%d%H%M%S)"
-export AGENTLEDGER_ENVELOPE_TOPIC="$run.envelopes" AGENTLEDGER_KAFKA_GROUP_ID="$run" AGENTLEDGER_METRICS_PORT=0
+export AGENTLEDGER_ENVELOPE_TOPIC="$run.envelopes" AGENTLEDGER_CRAZE_TOPIC="$run.craze" AGENTLEDGER_KAFKA_GROUP_ID="$run" AGENTLEDGER_METRICS_PORT=0
 echo "[demo] producing demo traffic to $AGENTLEDGER_ENVELOPE_TOPIC…"
 cli produce-demo --loops 500 --envelopes 40 --seed "$(date +%s)" --violations --malformed
-echo "[demo] ingesting (verify every chain, store each envelope once)…"
+echo "[demo] shipping the sample craze journals (test/fixtures/craze/journal) to $AGENTLEDGER_CRAZE_TOPIC…"
+cli craze push test/fixtures/craze/journal
+echo "[demo] ingesting both topics (verify every chain, account craze spend, store each event once)…"
 cli ingest --no-migrate --idle-exit-ms 4000
-echo "[demo] what ClickHouse now holds (all demo runs so far):"
+echo "[demo] loop-runtime chains in ClickHouse (all demo runs so far):"
 cli report --limit 12
+echo "[demo] craze sessions, costliest first (a second demo run changes nothing here):"
+cli sessions
 echo "[demo] done. Query ClickHouse at http://127.0.0.1:8123 (agentledger/agentledger), database agentledger;"
 echo "[demo] stop the stack with: infra/stack.sh down"

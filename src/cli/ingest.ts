@@ -79,6 +79,25 @@ Options:
 
     await ingestor.start();
     log.info('ingesting', { topic: config.kafka.topics.envelopes, group: config.kafka.groupId, metricsPort: config.metricsPort });
+    // A progress line every 10 s while records flow: what a long-running
+    // command owes the operator watching it.
+    let last = new Map<string, number>();
+    let lastAt = Date.now();
+    const progressTimer = setInterval(() => {
+      const now = Date.now();
+      const fields: Record<string, unknown> = {};
+      let moved = false;
+      for (const [stream, n] of ingestor.processed) {
+        const delta = n - (last.get(stream) ?? 0);
+        if (delta > 0) moved = true;
+        fields[stream] = n;
+        fields[`${stream}PerSec`] = Math.round((delta * 1000) / (now - lastAt));
+      }
+      if (moved) log.info('progress', { ...fields, buffered: ingestor.buffered });
+      last = new Map(ingestor.processed);
+      lastAt = now;
+    }, 10_000);
+    progressTimer.unref();
     let idleTimer: NodeJS.Timeout | undefined;
     if (idleExitMs !== undefined) {
       idleTimer = setInterval(() => {
@@ -90,6 +109,7 @@ Options:
     }
     await done;
     if (idleTimer) clearInterval(idleTimer);
+    clearInterval(progressTimer);
     await clickhouse.close();
     server?.close();
     log.info('stopped');

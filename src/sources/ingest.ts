@@ -66,6 +66,8 @@ export class Ingestor {
   /** Between REBALANCING and GROUP_JOIN: no flush from the timer (it could race the next owner). */
   private rebalancing = false;
   lastActivity = Date.now();
+  /** Records processed per stream since start (progress lines, not guarantees). */
+  readonly processed = new Map<string, number>();
   /** Set when kafkajs gives up (a non-retriable error): the process should exit non-zero and be restarted. */
   onFatal: (err: Error) => void = () => undefined;
 
@@ -162,6 +164,7 @@ export class Ingestor {
     if (records.length > 0) {
       const outcome = await stream.process(records);
       for (const [verdict, n] of outcome.verdicts) this.deps.metrics.records.inc({ stream: stream.name, verdict }, n);
+      this.processed.set(stream.name, (this.processed.get(stream.name) ?? 0) + records.length);
       let rows = this.pending.rows.get(stream);
       if (!rows) this.pending.rows.set(stream, (rows = []));
       for (const row of outcome.rows) rows.push(row);
