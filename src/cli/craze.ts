@@ -87,22 +87,33 @@ async function pushFile(
   topic: string,
   totals: Totals,
   final: boolean,
+  parsers: Map<string, JournalParser>,
 ): Promise<void> {
   const size = (await stat(path)).size;
   if (size <= st.offset) return;
-  // Re-read from the start to learn the header and session id; events already
-  // sent (seq <= lastSeq) are skipped by the parser.
+  // A follower that already knows the file's header and session reads only
+  // the new bytes; otherwise it reads from the start to learn them, and the
+  // parser skips the events already sent (seq <= lastSeq).
+  let parser = parsers.get(path);
+  let from = 0;
+  if (parser?.ready && st.offset > 0) {
+    from = st.offset;
+  } else {
+    parser = new JournalParser(st.lastSeq);
+    parsers.set(path, parser);
+  }
   const handle = await open(path, 'r');
   let buf: Buffer;
   try {
-    buf = Buffer.alloc(size);
-    await handle.read(buf, 0, size, 0);
+    buf = Buffer.alloc(size - from);
+    await handle.read(buf, 0, buf.length, from);
   } finally {
     await handle.close();
   }
   const lastNewline = buf.lastIndexOf(0x0a);
   const { lines, rest } = completeLines(buf.toString('utf8', 0, lastNewline + 1) + (final ? buf.toString('utf8', lastNewline + 1) : ''));
-  const parser = new JournalParser(st.lastSeq);
+  const omittedBefore = parser.omitted;
+  const gapsBefore = parser.gaps.length;
   const events = lines.flatMap((l) => parser.line(l));
   if (final && rest !== '') {
     // A last line with no newline: complete JSON is kept, a torn one dropped.
@@ -114,7 +125,8 @@ async function pushFile(
     }
   }
   if (!parser.ready) {
-    if (final && events.length === 0 && parser.waiting > 0) {
+    parsers.delete(path);
+    if (final && parser.waiting > 0) {
       throw new Error(`${path}: ${parser.waiting} event(s) but no header incarnation or craze_session diag line to attribute them`);
     }
     return;
@@ -130,10 +142,10 @@ async function pushFile(
     });
     st.lastSeq = Math.max(st.lastSeq, ...chunk.map((e) => e.seq));
   }
-  st.offset = lastNewline + 1;
+  st.offset = from + lastNewline + 1;
   totals.events += events.length;
-  totals.omitted += parser.omitted;
-  totals.gaps += parser.gaps.length;
+  totals.omitted += parser.omitted - omittedBefore;
+  totals.gaps += parser.gaps.length - gapsBefore;
 }
 
 async function push(args: string[], { config, log, out }: CommandContext): Promise<number> {
@@ -158,11 +170,12 @@ async function push(args: string[], { config, log, out }: CommandContext): Promi
   });
   await producer.connect();
   const totals: Totals = { events: 0, omitted: 0, gaps: 0, files: 0 };
+  const parsers = new Map<string, JournalParser>();
   try {
     if (!values.follow) {
       for (const file of await journalFiles(positionals)) {
         const st = state[file] ?? { offset: 0, lastSeq: 0 };
-        await pushFile(file, st, producer, topic, totals, true);
+        await pushFile(file, st, producer, topic, totals, true, parsers);
         state[file] = st;
         totals.files++;
       }
@@ -181,7 +194,7 @@ async function push(args: string[], { config, log, out }: CommandContext): Promi
       for (const file of await journalFiles(positionals)) {
         const st = state[file] ?? { offset: 0, lastSeq: 0 };
         const before = totals.events;
-        await pushFile(file, st, producer, topic, totals, false);
+        await pushFile(file, st, producer, topic, totals, false, parsers);
         state[file] = st;
         if (totals.events > before) {
           await saveState(stateFile, state);
