@@ -41,9 +41,11 @@ interface Pending {
   /** Next offset to commit per "topic:partition", once the rows are durable. */
   positions: Map<string, { topic: string; partition: number; offset: string }>;
   since: number;
+  /** Inserts tried for this buffer so far (a retry first checks whether the last one landed). */
+  attempts: number;
 }
 
-const emptyPending = (): Pending => ({ rows: new Map(), deadLetters: [], positions: new Map(), since: 0 });
+const emptyPending = (): Pending => ({ rows: new Map(), deadLetters: [], positions: new Map(), since: 0, attempts: 0 });
 const rowCount = (p: Pending): number => [...p.rows.values()].reduce((n, r) => n + r.length, 0);
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -249,20 +251,28 @@ export class Ingestor {
           },
         })),
       });
+      for (const d of p.deadLetters) metrics.deadLetters.inc({ topic: d.record.topic });
+      // Sent: a retry of this flush must not send them again.
+      p.deadLetters = [];
     }
     // One insert per table. Each table is the progress of its own topic's
     // partitions, so a crash between two inserts leaves each topic either
     // stored or to be read again, never half.
     for (const [stream, rows] of p.rows) {
       if (rows.length === 0) continue;
+      if (p.attempts > 0 && (await this.landed(stream, rows))) {
+        // A failed attempt whose insert reached ClickHouse after all (the
+        // response was lost): inserting again would store every row twice.
+        p.rows.delete(stream);
+        continue;
+      }
       const started = process.hrtime.bigint();
+      p.attempts++;
       await stream.insert(rows);
       metrics.insertSeconds.observe({ stream: stream.name }, Number(process.hrtime.bigint() - started) / 1e9);
       metrics.batchRows.observe({ stream: stream.name }, rows.length);
       p.rows.delete(stream);
     }
-    for (const d of p.deadLetters) metrics.deadLetters.inc({ topic: d.record.topic });
-    p.deadLetters = [];
     if (p.positions.size > 0) {
       // The rows are durable: committing now only saves re-reading them.
       await this.consumer.commitOffsets([...p.positions.values()]).catch((err: unknown) => {
@@ -270,6 +280,15 @@ export class Ingestor {
       });
       p.positions.clear();
     }
+  }
+
+  /**
+   * Whether an insert of `rows` is in ClickHouse: its rows land together, so
+   * the last row's offset being below its partition's stored progress says so.
+   */
+  private async landed(stream: Stream, rows: readonly object[]): Promise<boolean> {
+    const last = rows[rows.length - 1] as { kafka_partition: number; kafka_offset: string };
+    return (await stream.progress(last.kafka_partition)) > BigInt(last.kafka_offset);
   }
 
   /** Rows and dead letters waiting for a flush. */
