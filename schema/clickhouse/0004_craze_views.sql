@@ -34,3 +34,26 @@ SELECT session_id, incarnation, subagent_id, subagent_attempt,
 FROM craze_events FINAL
 WHERE subagent_id != '' AND replayed = 0 AND agent = '' AND verdict != 'malformed'
 GROUP BY session_id, incarnation, subagent_id, subagent_attempt;
+
+-- Sessions: incarnations, spend (Int64 picodollars summed as Decimal128, read
+-- as text so JSON keeps every digit), tokens, unpriced reports, what the
+-- journal said about it, models, first and last seen.
+CREATE VIEW IF NOT EXISTS craze_sessions AS
+SELECT
+    session_id,
+    uniqExact(incarnation) AS incarnations,
+    toString(sumIf(toDecimal128(cost_pico, 0), report = 1)) AS cost_pico,
+    toString(sumIf(toDecimal128(input_tokens, 0), report = 1)) AS input_tokens,
+    toString(sumIf(toDecimal128(output_tokens, 0), report = 1)) AS output_tokens,
+    toString(sumIf(toDecimal128(reasoning_tokens, 0), report = 1)) AS reasoning_tokens,
+    toString(sumIf(toDecimal128(cache_read_tokens, 0), report = 1)) AS cache_read_tokens,
+    toString(sumIf(toDecimal128(cache_creation_tokens, 0), report = 1)) AS cache_creation_tokens,
+    countIf(report = 1 AND unpriced = 1) AS unpriced_reports,
+    groupUniqArrayIf(model, model != '') AS models,
+    anyIf(provider, provider != '') AS provider,
+    anyIf(cwd, cwd != '') AS cwd,
+    min(at) AS first_seen,
+    max(at) AS last_seen
+FROM craze_events FINAL
+WHERE verdict != 'malformed'
+GROUP BY session_id;
