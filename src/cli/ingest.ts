@@ -38,6 +38,8 @@ Prometheus metrics on :AGENTLEDGER_METRICS_PORT/metrics (0 turns them off).
 
 Options:
   --idle-exit-ms MS  exit (after a final flush) once no record has arrived for MS ms
+                     while this process owned its partitions, and the group has
+                     committed every partition of its topics to the end
   --no-migrate       do not apply pending ClickHouse migrations at start`,
   async run(args, { config, log }) {
     const { values } = parseOptions(args, { 'idle-exit-ms': { type: 'string' }, 'no-migrate': { type: 'boolean' } });
@@ -100,11 +102,22 @@ Options:
     progressTimer.unref();
     let idleTimer: NodeJS.Timeout | undefined;
     if (idleExitMs !== undefined) {
+      let checking = false;
       idleTimer = setInterval(() => {
-        if (Date.now() - ingestor.lastActivity >= idleExitMs) {
-          clearInterval(idleTimer);
-          shutdown(`idle for ${idleExitMs} ms`);
-        }
+        if (checking || !ingestor.settled || ingestor.buffered > 0 || Date.now() - ingestor.lastActivity < idleExitMs) return;
+        // Idle here is not enough: a killed member may still hold partitions
+        // with records in them until its session times out.
+        checking = true;
+        ingestor
+          .caughtUp()
+          .then((done) => {
+            if (done) {
+              clearInterval(idleTimer);
+              shutdown(`idle for ${idleExitMs} ms and every partition committed`);
+            }
+          })
+          .catch((err: unknown) => log.warn('could not read the group offsets', { error: err instanceof Error ? err.message : String(err) }))
+          .finally(() => (checking = false));
       }, Math.min(idleExitMs, 500));
     }
     await done;

@@ -68,6 +68,11 @@ export class Ingestor {
   /** Between REBALANCING and GROUP_JOIN: no flush from the timer (it could race the next owner). */
   private rebalancing = false;
   lastActivity = Date.now();
+  /** Whether this member owns its partitions: joined, and no rebalance under way. */
+  get settled(): boolean {
+    return this.joined && !this.rebalancing;
+  }
+  private joined = false;
   /** Records processed per stream since start (progress lines, not guarantees). */
   readonly processed = new Map<string, number>();
   /** Set when kafkajs gives up (a non-retriable error): the process should exit non-zero and be restarted. */
@@ -103,6 +108,10 @@ export class Ingestor {
     this.consumer.on(this.consumer.events.GROUP_JOIN, (e) => {
       // Step 5: whatever was buffered belongs to the previous generation.
       this.rebalancing = false;
+      this.joined = true;
+      // Idleness is measured from owning partitions, not from waiting for them
+      // (a killed member holds its partitions until its session times out).
+      this.lastActivity = Date.now();
       this.pending = emptyPending();
       this.progress.clear();
       for (const stream of this.streams) stream.reset();
@@ -289,6 +298,32 @@ export class Ingestor {
   private async landed(stream: Stream, rows: readonly object[]): Promise<boolean> {
     const last = rows[rows.length - 1] as { kafka_partition: number; kafka_offset: string };
     return (await stream.progress(last.kafka_partition)) > BigInt(last.kafka_offset);
+  }
+
+  /**
+   * Whether the group has committed every partition of its topics up to the
+   * high watermark: nothing is left for any member, including partitions a
+   * killed member still holds until its session times out.
+   */
+  async caughtUp(): Promise<boolean> {
+    const admin = this.deps.kafka.admin();
+    await admin.connect();
+    try {
+      const topics = this.streams.map((s) => s.topic);
+      const committed = await admin.fetchOffsets({ groupId: this.deps.config.kafka.groupId, topics });
+      for (const topic of topics) {
+        const high = await admin.fetchTopicOffsets(topic);
+        const mine = committed.find((c) => c.topic === topic);
+        for (const p of high) {
+          const c = mine?.partitions.find((x) => x.partition === p.partition);
+          const at = c && Number(c.offset) >= 0 ? BigInt(c.offset) : BigInt(p.low);
+          if (at < BigInt(p.high)) return false;
+        }
+      }
+      return true;
+    } finally {
+      await admin.disconnect();
+    }
   }
 
   /** Rows and dead letters waiting for a flush. */
