@@ -34,6 +34,7 @@
  */
 import { z } from 'zod';
 import { objectMembers } from './json-spans.js';
+import { INT64_MAX, INT64_MIN } from '../money/picodollars.js';
 import { malformed, ok, parseJsonValue, type Decoded } from './result.js';
 import { parseRfc3339 } from './time.js';
 
@@ -61,8 +62,6 @@ export const CRAZE_EVENT_TYPES = [
 export type CrazeEventType = (typeof CRAZE_EVENT_TYPES)[number];
 const KNOWN_TYPES: ReadonlySet<string> = new Set(CRAZE_EVENT_TYPES);
 
-export const INT64_MIN = -(2n ** 63n);
-export const INT64_MAX = 2n ** 63n - 1n;
 /** Stands for any integer too large to build (1e999999): beyond every range. */
 const HUGE = 2n ** 64n;
 const NUMBER_TEXT = /^(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/;

@@ -6,7 +6,7 @@
  * multiplying a float.
  */
 
-/** The largest value an Int64 column holds: about $9.2M in picodollars. */
+/** The range of an Int64 column (and of Go's int64): about ±$9.2M in picodollars. */
 export const INT64_MAX = 9_223_372_036_854_775_807n;
 export const INT64_MIN = -9_223_372_036_854_775_808n;
 
@@ -46,9 +46,4 @@ export function picoToUsdText(pico: bigint): string {
   const whole = abs / 1_000_000_000_000n;
   const frac = (abs % 1_000_000_000_000n).toString().padStart(12, '0');
   return `${negative ? '-' : ''}${whole}.${frac}`;
-}
-
-/** True when the value fits an Int64 column. */
-export function fitsInt64(value: bigint): boolean {
-  return value >= INT64_MIN && value <= INT64_MAX;
 }

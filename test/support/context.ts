@@ -3,7 +3,6 @@
  * Kafka topics and BullMQ queue prefix, all removed by cleanup().
  */
 import { randomBytes } from 'node:crypto';
-import type { Queue } from 'bullmq';
 import { Kafka, logLevel } from 'kafkajs';
 import { parseConfig, type Config } from '../../src/config/index.js';
 import { createClickHouse } from '../../src/sink/clickhouse/client.js';
@@ -59,10 +58,4 @@ export async function testContext(name: string, overrides: Record<string, string
       }
     },
   };
-}
-
-/** Removes a BullMQ queue and all its keys. */
-export async function obliterateQueue(queue: Queue): Promise<void> {
-  await queue.obliterate({ force: true });
-  await queue.close();
 }

@@ -4,7 +4,7 @@
  * it. ClickHouse is the source of truth; memory only caches it.
  */
 import type { ClickHouseClient } from '@clickhouse/client';
-import { querySql, renderSql } from './sql.js';
+import { partitionProgress, querySql, renderSql } from './sql.js';
 
 export type CrazeRow = Record<string, string | number>;
 
@@ -20,12 +20,10 @@ export const incarnationKey = (sessionId: string, incarnation: string): string =
 export class CrazeStore {
   constructor(private readonly ch: ClickHouseClient) {}
 
-  async progress(topic: string, partition: number): Promise<bigint> {
-    const [row] = await this.ch
-      .query({ query: renderSql(querySql('craze_progress'), { topic, partition }), format: 'JSONEachRow' })
-      .then((r) => r.json<{ next_offset: string; n: string }>());
-    return row && Number(row.n) > 0 ? BigInt(row.next_offset) : 0n;
+  progress(topic: string, partition: number): Promise<bigint> {
+    return partitionProgress(this.ch, 'craze_progress', topic, partition);
   }
+
 
   /** Heads of every incarnation of the given sessions, keyed by incarnationKey(). */
   async heads(sessionIds: readonly string[]): Promise<Map<string, IncarnationHead>> {

@@ -7,7 +7,7 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import { parseRfc3339 } from '../../decode/time.js';
 import type { ChainHead, StoredVersion, Verdict } from '../../verify/chain.js';
-import { querySql, renderSql } from './sql.js';
+import { partitionProgress, querySql, renderSql } from './sql.js';
 
 export interface EnvelopeRow {
   loop_id: string;
@@ -37,12 +37,10 @@ export class EnvelopeStore {
   constructor(private readonly ch: ClickHouseClient) {}
 
   /** The offset after the last stored record of a partition (0 when none). */
-  async progress(topic: string, partition: number): Promise<bigint> {
-    const [row] = await this.ch
-      .query({ query: renderSql(querySql('envelope_progress'), { topic, partition }), format: 'JSONEachRow' })
-      .then((r) => r.json<{ next_offset: string; n: string }>());
-    return row && Number(row.n) > 0 ? BigInt(row.next_offset) : 0n;
+  progress(topic: string, partition: number): Promise<bigint> {
+    return partitionProgress(this.ch, 'envelope_progress', topic, partition);
   }
+
 
   /** Verified heads of the given loops; loops with no stored envelope are absent. */
   async heads(loopIds: readonly string[]): Promise<Map<string, ChainHead>> {

@@ -7,6 +7,7 @@
  * file on current ClickHouse with the EXAMPLE values.
  */
 import { readFileSync } from 'node:fs';
+import type { ClickHouseClient } from '@clickhouse/client';
 import { fileURLToPath } from 'node:url';
 import { quoteString } from './client.js';
 
@@ -59,4 +60,16 @@ export function querySql(name: string): string {
     cache.set(name, text);
   }
   return text;
+}
+
+/**
+ * The consumer's durable progress in one partition, from a progress query
+ * (envelope_progress, craze_progress): the offset after the last stored
+ * record, 0 when none. `max() + 1` over no rows would say 1, hence the count.
+ */
+export async function partitionProgress(ch: ClickHouseClient, query: string, topic: string, partition: number): Promise<bigint> {
+  const [row] = await ch
+    .query({ query: renderSql(querySql(query), { topic, partition }), format: 'JSONEachRow' })
+    .then((r) => r.json<{ next_offset: string; n: string }>());
+  return row && Number(row.n) > 0 ? BigInt(row.next_offset) : 0n;
 }
