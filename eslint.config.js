@@ -4,7 +4,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', '.state/', 'test/fixtures/', 'bin/', 'eslint.config.js'] },
+  { ignores: ['dist/', 'dist-*/', 'node_modules/', '.state/', 'test/fixtures/', 'bin/', 'eslint.config.js'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
