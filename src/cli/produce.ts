@@ -1,5 +1,5 @@
 import { Partitioners, type Message } from 'kafkajs';
-import { defaultViolationPlan, generateTraffic, malformedRecords, type Traffic } from '../demo/traffic.js';
+import { defaultViolationPlan, generateTraffic, malformedRecords, type Traffic } from '../demo/traffic/index.js';
 import { createKafka, ensureTopics } from '../sources/kafka.js';
 import type { Command } from './command.js';
 import { parseOptions, UsageError } from './command.js';

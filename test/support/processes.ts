@@ -44,4 +44,4 @@ export function runCli(args: string[], env: Record<string, string>): Running {
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** A deterministic PRNG for reproducible kill schedules (seed printed by the test). */
-export { mulberry32 as prng } from '../../src/demo/traffic.js';
+export { mulberry32 as prng } from '../../src/demo/traffic/index.js';
