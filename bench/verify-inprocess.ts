@@ -12,8 +12,8 @@
  *           one SHA-256 over (zero hash | LoopID | 8-byte Seq | Time | Kind | payload);
  * - decode+verify: decodeEnvelope (zod, exact ints and USD) + MemoryChains.verify;
  * - batch: processEnvelopeBatch (decode, verify, row building) over Kafka-sized
- *          batches, with an in-memory EnvelopeStore whose heads()/versions()
- *          return empty maps (no ClickHouse: CPU only).
+ *          batches, with empty in-memory chain state (MemoryChains as the
+ *          pipeline's ChainPort: no ClickHouse, CPU only).
  *
  * Target: agentledger / floor >= 0.5 for both agentledger paths.
  */
@@ -22,13 +22,11 @@ import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import type { ClickHouseClient } from '@clickhouse/client';
 import { decodeEnvelope, DEFAULT_DECODE_OPTIONS } from '../src/decode/envelope.js';
-import { generateTraffic } from '../src/demo/traffic.js';
-import { EnvelopeStore } from '../src/sink/clickhouse/envelope-store.js';
-import { HeadCache, processEnvelopeBatch } from '../src/sources/envelope-batch.js';
-import type { SourceRecord } from '../src/sources/stream.js';
-import type { ChainHead, StoredVersion, Verdict } from '../src/verify/chain.js';
+import { generateTraffic } from '../src/demo/traffic/index.js';
+import { HeadCache, processEnvelopeBatch } from '../src/pipeline/envelopes.js';
+import type { SourceRecord } from '../src/pipeline/stream.js';
+import type { Verdict } from '../src/verify/chain.js';
 import { MemoryChains } from '../src/verify/memory-chains.js';
 
 const TARGET_RATIO = 0.5;
@@ -120,28 +118,10 @@ function decodeVerify(): { check: number; verdicts: Map<string, number> } {
   return { check, verdicts };
 }
 
-/** The ClickHouse-backed store with nothing stored: every loop is new, no version lookups. */
-class EmptyStore extends EnvelopeStore {
-  constructor() {
-    super(null as unknown as ClickHouseClient);
-  }
-  override heads(): Promise<Map<string, ChainHead>> {
-    return Promise.resolve(new Map<string, ChainHead>());
-  }
-  override versions(): Promise<Map<string, StoredVersion>> {
-    return Promise.resolve(new Map<string, StoredVersion>());
-  }
-  override progress(): Promise<bigint> {
-    return Promise.resolve(0n);
-  }
-  override insert(): Promise<void> {
-    return Promise.resolve();
-  }
-}
-
 async function batch(): Promise<{ check: number; verdicts: Map<string, number> }> {
   const cache = new HeadCache();
-  const store = new EmptyStore();
+  // Nothing stored: every loop is new, no version lookups (CPU only, no ClickHouse).
+  const store = new MemoryChains('binary');
   const verdicts = new Map<string, number>();
   const options = { ...DEFAULT_DECODE_OPTIONS, seqEncoding: 'binary' as const };
   let check = 0;

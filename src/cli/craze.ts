@@ -1,9 +1,8 @@
 import { mkdir, open, readdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import { Partitioners, type Producer } from 'kafkajs';
-import { TOPIC_CONFIG } from '../sources/ingest.js';
+import type { Producer } from 'kafkajs';
 import { completeLines, crazeRecordValue, JournalParser } from '../sources/craze-journal.js';
-import { createKafka, ensureTopics } from '../sources/kafka.js';
+import { createKafka, createReliableProducer, ensureTopics, TOPIC_CONFIG } from '../sources/kafka.js';
 import type { Command, CommandContext } from './command.js';
 import { parseOptions, UsageError } from './command.js';
 
@@ -162,12 +161,7 @@ async function push(args: string[], { config, log, out }: CommandContext): Promi
   const topic = config.kafka.topics.craze;
   const kafka = createKafka(config.kafka, log);
   await ensureTopics(kafka, [{ topic, configEntries: TOPIC_CONFIG }]);
-  const producer = kafka.producer({
-    createPartitioner: Partitioners.DefaultPartitioner,
-    idempotent: true,
-    maxInFlightRequests: 1,
-    retry: { retries: Number.MAX_SAFE_INTEGER, maxRetryTime: 30_000 },
-  });
+  const producer = createReliableProducer(kafka);
   await producer.connect();
   const totals: Totals = { events: 0, omitted: 0, gaps: 0, files: 0 };
   const parsers = new Map<string, JournalParser>();

@@ -1,16 +1,24 @@
 /**
  * craze codec event records -> craze_events rows (DESIGN.md §2): decode,
- * order and dedupe on (session, incarnation, seq), then derive per event its
- * spend (the accounting of src/account/craze.ts, state restored from
- * ClickHouse) and its outcome columns.
+ * order and dedupe on (session, incarnation, seq) (verify/craze-seq.ts), then
+ * derive per event its spend (the accounting of src/account/, state restored
+ * from the store) and its outcome columns.
  */
 import { classifyTurnEnding, IncarnationSpend, type IncarnationSpendState } from '../account/craze.js';
 import { decodeCrazeRecord, type CrazeRecord } from '../decode/craze.js';
 import { parseRfc3339, toClickHouseDateTime } from '../decode/time.js';
-import { incarnationKey, type CrazeRow, type CrazeStore } from '../sink/clickhouse/craze-store.js';
+import { incarnationKey, type CrazeRow } from '../sink/clickhouse/rows.js';
+import { checkCrazeSeq } from '../verify/craze-seq.js';
+import { kafkaColumns, malformedColumns } from './malformed.js';
+import type { IncarnationPort, InsertPort, ProgressPort } from './ports.js';
 import type { DeadLetter, SourceRecord, Stream, StreamBatch } from './stream.js';
 
-const MALFORMED_EVIDENCE_BYTES = 64 * 1024;
+/** What the craze pipeline reads and writes. */
+export type CrazeStorePort = IncarnationPort & ProgressPort & InsertPort<CrazeRow>;
+
+/** Columns every row carries, filled per event by what it is. */
+type PerEventColumns = 'session_id' | 'incarnation' | 'seq' | 'event_type' | 'at' | 'at_text' | 'agent' | 'replayed' | 'event' | 'verdict' | 'detail';
+type KafkaColumnNames = 'kafka_topic' | 'kafka_partition' | 'kafka_offset' | 'ingested_at';
 
 /**
  * What survives between events of an incarnation: where the spend method
@@ -23,7 +31,7 @@ function compactState(spend: IncarnationSpend): IncarnationSpendState {
   return { ...full, totals: empty.totals, byModel: [], scopes: [] };
 }
 
-function emptyRow(): Omit<CrazeRow, never> {
+function emptyRow(): Omit<CrazeRow, PerEventColumns | KafkaColumnNames> {
   return {
     cwd: '',
     provider: '',
@@ -109,7 +117,7 @@ export class CrazeStream implements Stream<CrazeRow> {
 
   constructor(
     readonly topic: string,
-    private readonly store: CrazeStore,
+    private readonly store: CrazeStorePort,
   ) {}
 
   progress(partition: number): Promise<bigint> {
@@ -167,13 +175,14 @@ export class CrazeStream implements Stream<CrazeRow> {
 
     decoded.forEach((d, i) => {
       const record = records[i]!;
-      const base = { kafka_topic: record.topic, kafka_partition: record.partition, kafka_offset: record.offset, ingested_at: ingestedAt };
       if (!d.ok) {
         count('malformed');
         deadLetters.push({ record, reason: d.reason });
+        const { key, evidence, ...columns } = malformedColumns(record, d.reason, ingestedAt);
         rows.push({
           ...emptyRow(),
-          session_id: record.key?.toString('utf8') ?? '',
+          ...columns,
+          session_id: key,
           incarnation: '',
           seq: 0,
           event_type: '',
@@ -181,10 +190,7 @@ export class CrazeStream implements Stream<CrazeRow> {
           at_text: '',
           agent: '',
           replayed: 0,
-          event: (record.value ?? Buffer.alloc(0)).subarray(0, MALFORMED_EVIDENCE_BYTES).toString('base64'),
-          verdict: 'malformed',
-          detail: d.reason,
-          ...base,
+          event: evidence,
         });
         return;
       }
@@ -196,20 +202,14 @@ export class CrazeStream implements Stream<CrazeRow> {
         account = new IncarnationSpend(r.sessionId, r.incarnation);
         this.accounts.set(key, account);
       }
-      let verdict: string;
-      let detail = '';
+      const { verdict, detail } = checkCrazeSeq(account.headSeq, r.seq, seen.has(seqKey));
+      // A redelivery is dropped: the first copy is stored already.
+      if (verdict === 'duplicate') {
+        count(verdict);
+        return;
+      }
       let report: ReturnType<IncarnationSpend['feed']>;
-      if (r.seq <= account.headSeq) {
-        if (seen.has(seqKey)) {
-          count('duplicate');
-          return;
-        }
-        verdict = 'late';
-        detail = `seq ${r.seq} arrived after seq ${account.headSeq}; stored, not used for spend`;
-      } else {
-        const expected = account.headSeq + 1;
-        verdict = r.seq === expected ? 'ok' : 'gap';
-        if (verdict === 'gap') detail = `expected seq ${expected}, got ${r.seq}`;
+      if (verdict !== 'late') {
         report = account.feed({ ...r.event, seq: r.seq });
         touched.add(key);
       }
@@ -249,7 +249,7 @@ export class CrazeStream implements Stream<CrazeRow> {
           : {}),
         ...outcomeColumns(e),
         account_state: verdict === 'late' ? '' : JSON.stringify(compactState(account)),
-        ...base,
+        ...kafkaColumns(record, ingestedAt),
       });
     });
     // Outcome lists accumulate inside an account; they live in the rows, so

@@ -1,20 +1,28 @@
 /**
  * One Kafka batch of envelope records -> rows for the envelopes table and
  * dead letters. Decoding and verification are the pure stages; this module
- * feeds them the chain state (cached heads, and ClickHouse for what the cache
+ * feeds them the chain state (cached heads, and the store for what the cache
  * lacks) and keeps the cache in step with the rows it returns.
  */
 import { decodeEnvelope, type DecodeOptions, type Envelope } from '../decode/envelope.js';
-import { toClickHouseDateTime } from '../decode/time.js';
+import { parseRfc3339, toClickHouseDateTime } from '../decode/time.js';
 import { verifyLink, type ChainHead, type StoredVersion, type Verdict } from '../verify/chain.js';
 import type { SeqEncoding } from '../verify/hash.js';
-import { versionKey, type EnvelopeRow, type EnvelopeStore } from '../sink/clickhouse/envelope-store.js';
+import { versionKey, type EnvelopeRow, type StoredHead } from '../sink/clickhouse/rows.js';
+import { kafkaColumns, malformedColumns } from './malformed.js';
+import type { ChainPort, InsertPort, ProgressPort } from './ports.js';
 import type { DeadLetter, SourceRecord, Stream, StreamBatch } from './stream.js';
 
 export type BatchOutcome = StreamBatch<EnvelopeRow>;
 
-/** Raw text of a malformed record kept in ClickHouse; the DLQ has all of it. */
-const MALFORMED_EVIDENCE_BYTES = 64 * 1024;
+/** What the envelope pipeline reads and writes. */
+export type EnvelopeStorePort = ChainPort & ProgressPort & InsertPort<EnvelopeRow>;
+
+/** A stored head as the verifier's: its Time parsed (a stored head was decoded, so it parses). */
+function chainHead(stored: StoredHead): ChainHead | null {
+  const time = parseRfc3339(stored.timeText);
+  return time ? { ...stored, time } : null;
+}
 
 /**
  * Heads of the loops this process has seen, bounded. `null` caches "no
@@ -47,7 +55,7 @@ export interface EnvelopeBatchOptions extends DecodeOptions {
 export async function processEnvelopeBatch(
   records: readonly SourceRecord[],
   cache: HeadCache,
-  store: EnvelopeStore,
+  store: ChainPort,
   options: EnvelopeBatchOptions,
   now: Date = new Date(),
 ): Promise<BatchOutcome> {
@@ -62,7 +70,10 @@ export async function processEnvelopeBatch(
   for (const d of decoded) if (typeof d !== 'string' && cache.get(d.loopId) === undefined) unknownLoops.add(d.loopId);
   if (unknownLoops.size > 0) {
     const loaded = await store.heads([...unknownLoops]);
-    for (const loopId of unknownLoops) cache.set(loopId, loaded.get(loopId) ?? null);
+    for (const loopId of unknownLoops) {
+      const stored = loaded.get(loopId);
+      cache.set(loopId, stored ? chainHead(stored) : null);
+    }
   }
 
   // Envelopes at or below their loop's head need the stored version of that
@@ -96,8 +107,10 @@ export async function processEnvelopeBatch(
     if (typeof d === 'string') {
       count('malformed');
       deadLetters.push({ record, reason: d });
+      const { key, evidence, ...columns } = malformedColumns(record, d, ingestedAt);
       rows.push({
-        loop_id: record.key?.toString('utf8') ?? '',
+        ...columns,
+        loop_id: key,
         seq: 0,
         time: ingestedAt,
         time_text: '',
@@ -105,14 +118,8 @@ export async function processEnvelopeBatch(
         kind_class: '',
         hash: '',
         computed_hash: '',
-        payload: (record.value ?? Buffer.alloc(0)).subarray(0, MALFORMED_EVIDENCE_BYTES).toString('base64'),
-        verdict: 'malformed',
-        detail: d,
+        payload: evidence,
         evidence: '',
-        kafka_topic: record.topic,
-        kafka_partition: record.partition,
-        kafka_offset: record.offset,
-        ingested_at: ingestedAt,
       });
       return;
     }
@@ -145,10 +152,7 @@ export async function processEnvelopeBatch(
         result.verdict === 'fork' && stored
           ? JSON.stringify({ stored: { hash: stored.hash.toString('hex'), time: stored.timeText, kind: stored.kind, payload: stored.payload.toString('utf8') } })
           : '',
-      kafka_topic: record.topic,
-      kafka_partition: record.partition,
-      kafka_offset: record.offset,
-      ingested_at: ingestedAt,
+      ...kafkaColumns(record, ingestedAt),
     });
   });
   return { rows, deadLetters, verdicts };
@@ -161,7 +165,7 @@ export class EnvelopeStream implements Stream<EnvelopeRow> {
 
   constructor(
     readonly topic: string,
-    private readonly store: EnvelopeStore,
+    private readonly store: EnvelopeStorePort,
     private readonly options: EnvelopeBatchOptions,
   ) {}
 

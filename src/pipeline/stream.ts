@@ -1,9 +1,12 @@
 /**
- * What the ingest loop needs from each input topic: the loop itself
- * (sources/ingest.ts) knows offsets, batching, retries and commits; a Stream
- * knows how its records become rows, where they go, and how far that table
- * says this partition has been stored.
+ * pipeline/: per input topic, records -> decode -> verify/account -> rows and
+ * dead letters. This file is the contract between the ingest loop
+ * (sources/ingest.ts: offsets, batching, retries, commits) and a topic's
+ * pipeline (how its records become rows, where they go, how far that table
+ * says a partition has been stored).
  */
+import type { KafkaColumns } from '../sink/clickhouse/rows.js';
+
 export interface SourceRecord {
   readonly topic: string;
   readonly partition: number;
@@ -24,7 +27,7 @@ export interface StreamBatch<Row> {
   readonly verdicts: Map<string, number>;
 }
 
-export interface Stream<Row = object> {
+export interface Stream<Row extends KafkaColumns = KafkaColumns> {
   /** Short name for logs and metrics: `envelopes`, `craze`. */
   readonly name: string;
   readonly topic: string;

@@ -19,12 +19,13 @@
  *    state back from ClickHouse.
  */
 import type { ClickHouseClient } from '@clickhouse/client';
-import { Partitioners, type Consumer, type EachBatchPayload, type Kafka, type Producer } from 'kafkajs';
+import type { Consumer, EachBatchPayload, Kafka, Producer } from 'kafkajs';
 import type { Config } from '../config/index.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
-import { ensureTopics } from './kafka.js';
-import type { DeadLetter, SourceRecord, Stream } from './stream.js';
+import type { KafkaColumns } from '../sink/clickhouse/rows.js';
+import type { DeadLetter, SourceRecord, Stream } from '../pipeline/stream.js';
+import { createReliableProducer, ensureTopics, TOPIC_CONFIG } from './kafka.js';
 
 export interface IngestDeps {
   readonly kafka: Kafka;
@@ -36,7 +37,7 @@ export interface IngestDeps {
 
 interface Pending {
   /** Rows per stream, each written by one insert into its table. */
-  rows: Map<Stream, object[]>;
+  rows: Map<Stream, KafkaColumns[]>;
   deadLetters: DeadLetter[];
   /** Next offset to commit per "topic:partition", once the rows are durable. */
   positions: Map<string, { topic: string; partition: number; offset: string }>;
@@ -48,9 +49,6 @@ interface Pending {
 const emptyPending = (): Pending => ({ rows: new Map(), deadLetters: [], positions: new Map(), since: 0, attempts: 0 });
 const rowCount = (p: Pending): number => [...p.rows.values()].reduce((n, r) => n + r.length, 0);
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-/** Topic config for topics agentledger creates: room for large records and their dead letters. */
-export const TOPIC_CONFIG = [{ name: 'max.message.bytes', value: String(16 * 1024 * 1024) }];
 
 export class Ingestor {
   private readonly consumer: Consumer;
@@ -91,9 +89,7 @@ export class Ingestor {
       maxBytesPerPartition: 4 * 1024 * 1024,
       maxBytes: 32 * 1024 * 1024,
     });
-    this.producer = kafka.producer({
-      createPartitioner: Partitioners.DefaultPartitioner,
-      idempotent: true, maxInFlightRequests: 1, retry: { retries: Number.MAX_SAFE_INTEGER, maxRetryTime: 30_000 } });
+    this.producer = createReliableProducer(kafka);
   }
 
   async start(): Promise<void> {
@@ -295,9 +291,9 @@ export class Ingestor {
    * Whether an insert of `rows` is in ClickHouse: its rows land together, so
    * the last row's offset being below its partition's stored progress says so.
    */
-  private async landed(stream: Stream, rows: readonly object[]): Promise<boolean> {
-    const last = rows[rows.length - 1] as { kafka_partition: number; kafka_offset: string };
-    return (await stream.progress(last.kafka_partition)) > BigInt(last.kafka_offset);
+  private async landed(stream: Stream, rows: readonly KafkaColumns[]): Promise<boolean> {
+    const last = rows[rows.length - 1];
+    return last !== undefined && (await stream.progress(last.kafka_partition)) > BigInt(last.kafka_offset);
   }
 
   /**

@@ -1,8 +1,9 @@
 /**
- * The one place a kafkajs client is made: brokers, client id and kafkajs's own
- * log lines routed through agentledger's logger.
+ * sources/: Kafka (client, topics, producer, the ingest consumer loop) and the
+ * craze journal reader. This file is the one place a kafkajs client, topic or
+ * producer is made; kafkajs's own log lines go through agentledger's logger.
  */
-import { Kafka, logLevel as KafkaLogLevel, type LogEntry } from 'kafkajs';
+import { Kafka, logLevel as KafkaLogLevel, Partitioners, type LogEntry, type Producer } from 'kafkajs';
 import type { Config } from '../config/index.js';
 import type { Logger } from '../observability/logger.js';
 
@@ -45,4 +46,21 @@ export async function ensureTopics(
   } finally {
     await admin.disconnect();
   }
+}
+
+/** Topic config for topics agentledger creates: room for large records and their dead letters. */
+export const TOPIC_CONFIG = [{ name: 'max.message.bytes', value: String(16 * 1024 * 1024) }];
+
+/**
+ * A producer that writes each record once and in order (idempotent, one
+ * request in flight) and retries until it gets through: what the dead letters
+ * and `craze push` need, since their senders commit progress after a send.
+ */
+export function createReliableProducer(kafka: Kafka): Producer {
+  return kafka.producer({
+    createPartitioner: Partitioners.DefaultPartitioner,
+    idempotent: true,
+    maxInFlightRequests: 1,
+    retry: { retries: Number.MAX_SAFE_INTEGER, maxRetryTime: 30_000 },
+  });
 }

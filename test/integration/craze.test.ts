@@ -18,8 +18,7 @@ import { createLogger } from '../../src/observability/logger.js';
 import { createClickHouse } from '../../src/sink/clickhouse/client.js';
 import { migrate } from '../../src/sink/clickhouse/migrate.js';
 import { completeLines, JournalParser } from '../../src/sources/craze-journal.js';
-import { TOPIC_CONFIG } from '../../src/sources/ingest.js';
-import { createKafka, ensureTopics } from '../../src/sources/kafka.js';
+import { createKafka, ensureTopics, TOPIC_CONFIG } from '../../src/sources/kafka.js';
 import { testContext, type TestContext } from '../support/context.js';
 import { prng, runCli, sleep } from '../support/processes.js';
 

@@ -7,12 +7,11 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { Partitioners } from 'kafkajs';
 import { MIGRATIONS_DIR } from '../../src/cli/migrate.js';
-import { generateTraffic, malformedRecords } from '../../src/demo/traffic.js';
+import { generateTraffic, malformedRecords } from '../../src/demo/traffic/index.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { createClickHouse } from '../../src/sink/clickhouse/client.js';
 import { migrate } from '../../src/sink/clickhouse/migrate.js';
-import { TOPIC_CONFIG } from '../../src/sources/ingest.js';
-import { createKafka, ensureTopics } from '../../src/sources/kafka.js';
+import { createKafka, ensureTopics, TOPIC_CONFIG } from '../../src/sources/kafka.js';
 import { testContext, type TestContext } from '../support/context.js';
 import { runCli } from '../support/processes.js';
 

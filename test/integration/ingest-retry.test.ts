@@ -13,14 +13,12 @@ import { createMetrics } from '../../src/observability/metrics.js';
 import { createClickHouse } from '../../src/sink/clickhouse/client.js';
 import { Ingestor } from '../../src/sources/ingest.js';
 import { createKafka, ensureTopics } from '../../src/sources/kafka.js';
-import type { SourceRecord, Stream, StreamBatch } from '../../src/sources/stream.js';
+import type { SourceRecord, Stream, StreamBatch } from '../../src/pipeline/stream.js';
+import type { KafkaColumns } from '../../src/sink/clickhouse/rows.js';
 import { testContext, type TestContext } from '../support/context.js';
 import { sleep } from '../support/processes.js';
 
-interface Row {
-  kafka_partition: number;
-  kafka_offset: string;
-}
+type Row = KafkaColumns;
 
 class LostAnswerStream implements Stream<Row> {
   readonly name = 'lost-answer';
@@ -32,7 +30,7 @@ class LostAnswerStream implements Stream<Row> {
     return Promise.resolve(offsets.length === 0 ? 0n : offsets.reduce((a, b) => (a > b ? a : b)) + 1n);
   }
   process(records: readonly SourceRecord[]): Promise<StreamBatch<Row>> {
-    const rows = records.map((r) => ({ kafka_partition: r.partition, kafka_offset: r.offset }));
+    const rows = records.map((r) => ({ kafka_topic: r.topic, kafka_partition: r.partition, kafka_offset: r.offset, ingested_at: '' }));
     return Promise.resolve({ rows, deadLetters: [], verdicts: new Map([['ok', rows.length]]) });
   }
   insert(rows: readonly Row[]): Promise<void> {

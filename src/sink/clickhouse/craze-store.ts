@@ -4,18 +4,10 @@
  * it. ClickHouse is the source of truth; memory only caches it.
  */
 import type { ClickHouseClient } from '@clickhouse/client';
+import { incarnationKey, type CrazeRow, type IncarnationHead } from './rows.js';
 import { partitionProgress, querySql, renderSql } from './sql.js';
 
-export type CrazeRow = Record<string, string | number>;
-
-export interface IncarnationHead {
-  readonly seq: number;
-  /** JSON text of the accounting state after `seq`. */
-  readonly accountState: string;
-}
-
 const CHUNK = 2000;
-export const incarnationKey = (sessionId: string, incarnation: string): string => `${sessionId}\u0000${incarnation}`;
 
 export class CrazeStore {
   constructor(private readonly ch: ClickHouseClient) {}
@@ -23,7 +15,6 @@ export class CrazeStore {
   progress(topic: string, partition: number): Promise<bigint> {
     return partitionProgress(this.ch, 'craze_progress', topic, partition);
   }
-
 
   /** Heads of every incarnation of the given sessions, keyed by incarnationKey(). */
   async heads(sessionIds: readonly string[]): Promise<Map<string, IncarnationHead>> {

@@ -5,33 +5,11 @@
  * only caches them.
  */
 import type { ClickHouseClient } from '@clickhouse/client';
-import { parseRfc3339 } from '../../decode/time.js';
-import type { ChainHead, StoredVersion, Verdict } from '../../verify/chain.js';
+import { versionKey, type EnvelopeRow, type StoredHead, type StoredVersion } from './rows.js';
 import { partitionProgress, querySql, renderSql } from './sql.js';
-
-export interface EnvelopeRow {
-  loop_id: string;
-  seq: number;
-  time: string;
-  time_text: string;
-  kind: string;
-  kind_class: string;
-  hash: string;
-  computed_hash: string;
-  payload: string;
-  verdict: Verdict;
-  detail: string;
-  evidence: string;
-  kafka_topic: string;
-  kafka_partition: number;
-  kafka_offset: string;
-  ingested_at: string;
-}
 
 /** How many ids go into one IN list. */
 const CHUNK = 2000;
-
-export const versionKey = (loopId: string, seq: number): string => `${loopId}\u0000${seq}`;
 
 export class EnvelopeStore {
   constructor(private readonly ch: ClickHouseClient) {}
@@ -41,10 +19,9 @@ export class EnvelopeStore {
     return partitionProgress(this.ch, 'envelope_progress', topic, partition);
   }
 
-
   /** Verified heads of the given loops; loops with no stored envelope are absent. */
-  async heads(loopIds: readonly string[]): Promise<Map<string, ChainHead>> {
-    const heads = new Map<string, ChainHead>();
+  async heads(loopIds: readonly string[]): Promise<Map<string, StoredHead>> {
+    const heads = new Map<string, StoredHead>();
     for (let i = 0; i < loopIds.length; i += CHUNK) {
       const rows = await this.ch
         .query({ query: renderSql(querySql('envelope_heads'), { loop_ids: loopIds.slice(i, i + CHUNK) }), format: 'JSONEachRow' })
@@ -52,14 +29,11 @@ export class EnvelopeStore {
           r.json<{ loop_id: string; seq: string | number; hash: string; computed_hash: string; time_text: string; verdict: string }>(),
         );
       for (const r of rows) {
-        const time = parseRfc3339(r.time_text);
-        if (!time) continue; // cannot happen: only decoded envelopes move a head
         heads.set(r.loop_id, {
           seq: Number(r.seq),
           hash: Buffer.from(r.hash, 'hex'),
           computedHash: r.computed_hash ? Buffer.from(r.computed_hash, 'hex') : undefined,
           timeText: r.time_text,
-          time,
           mismatched: r.verdict === 'mismatch',
         });
       }

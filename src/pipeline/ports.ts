@@ -1,0 +1,35 @@
+/**
+ * What the pipeline needs of durable state, as small interfaces: the
+ * ClickHouse stores (sink/clickhouse/) implement them for `ingest`, the
+ * in-memory chains (verify/memory-chains.ts) for `agentledger verify` and the
+ * benchmark. They conform structurally (no import runs back up from the sink;
+ * the composition roots check them). Each is the source of truth its pipeline reads back after a
+ * restart or a rebalance; memory in front of it is only a cache.
+ */
+import type { IncarnationHead, StoredHead, StoredVersion } from '../sink/clickhouse/rows.js';
+
+/** Durable progress of one partition: the offset after its last stored record (0 when none). */
+export interface ProgressPort {
+  progress(topic: string, partition: number): Promise<bigint>;
+}
+
+/** Writes rows with ONE insert: all of them land, or none. */
+export interface InsertPort<Row> {
+  insert(rows: readonly Row[]): Promise<void>;
+}
+
+/** Stored chain state of loops. */
+export interface ChainPort {
+  /** Verified heads of the given loops; loops with no stored envelope are absent. */
+  heads(loopIds: readonly string[]): Promise<Map<string, StoredHead>>;
+  /** Stored versions of (loop, seq) pairs, keyed by versionKey(). */
+  versions(keys: readonly (readonly [string, number])[]): Promise<Map<string, StoredVersion>>;
+}
+
+/** Stored order state of craze incarnations. */
+export interface IncarnationPort {
+  /** Heads of every incarnation of the given sessions, keyed by incarnationKey(). */
+  heads(sessionIds: readonly string[]): Promise<Map<string, IncarnationHead>>;
+  /** The subset of (session, incarnation, seq) already stored, as `${incarnationKey}\0${seq}`. */
+  seen(keys: readonly (readonly [string, string, number])[]): Promise<Set<string>>;
+}

@@ -1,0 +1,116 @@
+/**
+ * The rows agentledger writes, one interface per table, every column listed
+ * (schema/clickhouse/ is the authority). Values are as JSONEachRow takes them on
+ * 18.16 and current ClickHouse: Int64/UInt64 money and offsets as decimal
+ * strings (exact beyond 2^53), DateTime as 'YYYY-MM-DD hh:mm:ss' UTC text.
+ *
+ * The sink owns these shapes; the stages before it fill them and import
+ * nothing of the sink but them.
+ */
+
+/** Where a row's record was read; every table ends with these columns. */
+export interface KafkaColumns {
+  kafka_topic: string;
+  kafka_partition: number;
+  /** UInt64 as a decimal string. */
+  kafka_offset: string;
+  /** DateTime text, one value per insert. */
+  ingested_at: string;
+}
+
+/** schema/clickhouse/0001_envelopes.sql */
+export interface EnvelopeRow extends KafkaColumns {
+  loop_id: string;
+  seq: number;
+  time: string;
+  time_text: string;
+  kind: string;
+  kind_class: string;
+  hash: string;
+  computed_hash: string;
+  payload: string;
+  /** One of verify/chain.ts VERDICTS. */
+  verdict: string;
+  detail: string;
+  evidence: string;
+}
+
+/** schema/clickhouse/0003_craze_events.sql */
+export interface CrazeRow extends KafkaColumns {
+  session_id: string;
+  incarnation: string;
+  seq: number;
+  event_type: string;
+  at: string;
+  at_text: string;
+  agent: string;
+  replayed: 0 | 1;
+  event: string;
+  /** ok, gap, late or malformed (verify/craze-seq.ts). */
+  verdict: string;
+  detail: string;
+  cwd: string;
+  provider: string;
+  craze_version: string;
+  model: string;
+  report: 0 | 1;
+  /** Int64 picodollars as a decimal string. */
+  cost_pico: string;
+  input_tokens: string;
+  output_tokens: string;
+  reasoning_tokens: string;
+  cache_read_tokens: string;
+  cache_creation_tokens: string;
+  unpriced: 0 | 1;
+  turn_id: string;
+  turn_outcome: string;
+  turn_synthetic: 0 | 1;
+  err_class: string;
+  subagent_id: string;
+  subagent_attempt: string;
+  subagent_change: string;
+  subagent_status: string;
+  tool_name: string;
+  tool_kind: string;
+  tool_status: string;
+  tool_exit_code: number;
+  ask_kind: string;
+  ask_outcome: string;
+  ask_by: string;
+  compaction_phase: string;
+  compaction_reason: string;
+  tokens_before: number;
+  tokens_after: number;
+  error_class: string;
+  error_code: number;
+  account_state: string;
+}
+
+/** What the envelopes table says about a loop's head (envelope_heads.sql). */
+export interface StoredHead {
+  readonly seq: number;
+  readonly hash: Buffer;
+  /** undefined where nothing was recomputed (a gap). */
+  readonly computedHash: Buffer | undefined;
+  readonly timeText: string;
+  /** The head row's verdict was 'mismatch'. */
+  readonly mismatched: boolean;
+}
+
+/** A stored version of a (loop, seq): what a redelivery or a fork is compared with. */
+export interface StoredVersion {
+  readonly hash: Buffer;
+  readonly timeText: string;
+  readonly kind: string;
+  readonly payload: Buffer;
+}
+
+/** What craze_events says about an incarnation's head (craze_heads.sql). */
+export interface IncarnationHead {
+  readonly seq: number;
+  /** JSON text of the accounting state after `seq`. */
+  readonly accountState: string;
+}
+
+export const versionKey = (loopId: string, seq: number): string => `${loopId}\u0000${seq}`;
+export const incarnationKey = (sessionId: string, incarnation: string): string => `${sessionId}\u0000${incarnation}`;

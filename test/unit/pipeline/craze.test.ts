@@ -1,0 +1,123 @@
+/**
+ * The craze pipeline's glue (decode -> order -> account -> rows) without
+ * services: the sample journals as Kafka records, flushed into an in-memory
+ * craze_events table after each batch, give the hand-computed spend per
+ * session for any batch size and through rebalances (a fresh pipeline that
+ * restores its accounting from stored rows); order verdicts and malformed
+ * records are what verify/craze-seq.ts and the DLQ promise.
+ */
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { CrazeStream } from '../../../src/pipeline/craze.js';
+import type { SourceRecord } from '../../../src/pipeline/stream.js';
+import type { CrazeRow } from '../../../src/sink/clickhouse/rows.js';
+import { completeLines, crazeRecordValue, JournalParser } from '../../../src/sources/craze-journal.js';
+import { MemoryCrazeTable } from '../../support/memory-tables.js';
+
+const FIXTURES = fileURLToPath(new URL('../../../../test/fixtures/craze/', import.meta.url));
+const NOW = new Date('2026-11-30T12:00:00Z');
+const TOPIC = 'craze.events';
+
+function journalValues(): string[] {
+  const values: string[] = [];
+  const root = join(FIXTURES, 'journal');
+  for (const dir of readdirSync(root).sort()) {
+    for (const name of readdirSync(join(root, dir)).sort()) {
+      const file = join(root, dir, name);
+      const parser = new JournalParser();
+      const events = completeLines(readFileSync(file, 'utf8')).lines.flatMap((l) => parser.line(l));
+      for (const e of events) values.push(crazeRecordValue(parser.sessionId!, parser.meta!, e, name));
+    }
+  }
+  return values;
+}
+
+const asRecords = (values: readonly string[]): SourceRecord[] =>
+  values.map((v, i) => ({ topic: TOPIC, partition: 0, offset: String(i), key: null, value: Buffer.from(v) }));
+
+const event = (sessionId: string, incarnation: string, seq: number, body: object = { type: 'status', at: '2026-11-30T10:00:00Z' }): string =>
+  JSON.stringify({ sessionId, incarnation, seq, event: body });
+
+async function run(values: readonly string[], batchSize: number, rebalanceEachBatch: boolean, table = new MemoryCrazeTable()) {
+  let stream = new CrazeStream(TOPIC, table);
+  const all = asRecords(values);
+  const verdicts = new Map<string, number>();
+  for (let i = 0; i < all.length; i += batchSize) {
+    if (rebalanceEachBatch) stream = new CrazeStream(TOPIC, table);
+    const out = await stream.process(all.slice(i, i + batchSize), NOW);
+    await table.insert(out.rows);
+    for (const [v, n] of out.verdicts) verdicts.set(v, (verdicts.get(v) ?? 0) + n);
+  }
+  return { table, verdicts };
+}
+
+function spendBySession(rows: readonly CrazeRow[]): Map<string, bigint> {
+  const spend = new Map<string, bigint>();
+  for (const r of rows) if (r.report === 1) spend.set(r.session_id, (spend.get(r.session_id) ?? 0n) + BigInt(r.cost_pico));
+  return spend;
+}
+
+const withoutState = (rows: readonly CrazeRow[]) => rows.map(({ account_state: _state, ...rest }) => rest);
+
+test('the sample journals give the hand-computed spend per session for every batch size, with and without rebalances', async () => {
+  const expected = JSON.parse(readFileSync(join(FIXTURES, 'expected.json'), 'utf8')) as { sessions: { sessionId: string; costPicoUsd: string }[] };
+  const values = journalValues();
+  const reference = await run(values, values.length, false);
+  assert.deepEqual(
+    [...spendBySession(reference.table.rows)].sort(),
+    expected.sessions.map((s) => [s.sessionId, BigInt(s.costPicoUsd)]).sort(),
+  );
+  for (const batchSize of [1, 5, 33]) {
+    for (const rebalance of [false, true]) {
+      const { table } = await run(values, batchSize, rebalance);
+      assert.deepEqual(withoutState(table.rows), withoutState(reference.table.rows), `batch ${batchSize}${rebalance ? ', rebalance each batch' : ''}`);
+    }
+  }
+});
+
+test('order verdicts: ok, gap, late; a redelivery is dropped whether it comes in the same batch or a later one', async () => {
+  const table = new MemoryCrazeTable();
+  const stream = new CrazeStream(TOPIC, table);
+  const first = await stream.process(asRecords([event('s', 'i', 1), event('s', 'i', 2), event('s', 'i', 2), event('s', 'i', 5)]), NOW);
+  assert.deepEqual(
+    first.rows.map((r) => [r.seq, r.verdict, r.detail]),
+    [
+      [1, 'ok', ''],
+      [2, 'ok', ''],
+      [5, 'gap', 'expected seq 3, got 5'],
+    ],
+  );
+  assert.equal(first.verdicts.get('duplicate'), 1);
+  await table.insert(first.rows);
+  // Later, in a new pipeline (after a restart): a late seq, and redeliveries of stored ones.
+  const later = await new CrazeStream(TOPIC, table).process(asRecords([event('s', 'i', 3), event('s', 'i', 1), event('s', 'i', 5), event('s', 'i', 6)]), NOW);
+  assert.deepEqual(
+    later.rows.map((r) => [r.seq, r.verdict, r.detail]),
+    [
+      [3, 'late', 'seq 3 arrived after seq 5; stored, not used for spend'],
+      [6, 'ok', ''],
+    ],
+  );
+  assert.equal(later.verdicts.get('duplicate'), 2);
+  // Another incarnation of the same session starts from 1 on its own.
+  const other = await stream.process(asRecords([event('s', 'j', 1)]), NOW);
+  assert.deepEqual(other.rows.map((r) => [r.incarnation, r.seq, r.verdict]), [['j', 1, 'ok']]);
+});
+
+test('a malformed craze record is a dead letter with its reason and a malformed row keeping its key and raw bytes', async () => {
+  const raw = Buffer.from('{"sessionId":"s","incarnation":"i","seq":0,"event":{}}');
+  const record: SourceRecord = { topic: TOPIC, partition: 2, offset: '9', key: Buffer.from('s'), value: raw };
+  const out = await new CrazeStream(TOPIC, new MemoryCrazeTable()).process([record], NOW);
+  assert.equal(out.deadLetters.length, 1);
+  assert.equal(out.deadLetters[0]!.record, record);
+  const row = out.rows[0]!;
+  assert.deepEqual(
+    [row.session_id, row.incarnation, row.seq, row.verdict, row.detail, row.event, row.at, row.kafka_partition, row.kafka_offset],
+    ['s', '', 0, 'malformed', out.deadLetters[0]!.reason, raw.toString('base64'), '2026-11-30 12:00:00', 2, '9'],
+  );
+  assert.equal(row.report, 0);
+  assert.equal(row.cost_pico, '0');
+});

@@ -1,0 +1,131 @@
+/**
+ * The envelope pipeline's glue (decode -> verify -> rows) without services:
+ * processEnvelopeBatch over the Go-generated fixtures, flushed into an
+ * in-memory envelopes table after each batch, gives the planted verdicts for
+ * any batch size, with or without a rebalance (a fresh head cache) between
+ * batches; malformed records become a dead letter and an evidence row.
+ */
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { HeadCache, processEnvelopeBatch, type EnvelopeBatchOptions } from '../../../src/pipeline/envelopes.js';
+import type { SourceRecord } from '../../../src/pipeline/stream.js';
+import type { EnvelopeRow } from '../../../src/sink/clickhouse/rows.js';
+import { DEFAULT_DECODE_OPTIONS } from '../../../src/decode/envelope.js';
+import type { SeqEncoding } from '../../../src/verify/hash.js';
+import { MemoryEnvelopeTable } from '../../support/memory-tables.js';
+
+const DIR = fileURLToPath(new URL('../../../../test/fixtures/envelopes/', import.meta.url));
+const NOW = new Date('2026-11-30T12:00:00Z');
+
+interface Expected {
+  file: string;
+  seqEncoding: SeqEncoding;
+  envelopes: number;
+  violations: { loopId: string; seq: number; verdict: string }[];
+}
+const expected = JSON.parse(readFileSync(`${DIR}expected.json`, 'utf8')) as Expected[];
+
+const records = (lines: readonly string[], topic = 'agent.envelopes'): SourceRecord[] =>
+  lines.map((line, i) => ({ topic, partition: 0, offset: String(i), key: Buffer.from('k'), value: Buffer.from(line) }));
+
+async function run(lines: readonly string[], options: EnvelopeBatchOptions, batchSize: number, rebalanceEachBatch: boolean) {
+  const table = new MemoryEnvelopeTable();
+  let cache = new HeadCache();
+  const all = records(lines);
+  const verdicts = new Map<string, number>();
+  for (let i = 0; i < all.length; i += batchSize) {
+    if (rebalanceEachBatch) cache = new HeadCache();
+    const out = await processEnvelopeBatch(all.slice(i, i + batchSize), cache, table, options, NOW);
+    await table.insert(out.rows);
+    for (const [v, n] of out.verdicts) verdicts.set(v, (verdicts.get(v) ?? 0) + n);
+  }
+  return { table, verdicts };
+}
+
+const violationsOf = (rows: readonly EnvelopeRow[]) =>
+  rows
+    .filter((r) => r.verdict !== 'ok')
+    .map((r) => ({ loopId: r.loop_id, seq: r.seq, verdict: r.verdict }))
+    .sort((a, b) => (a.loopId === b.loopId ? a.seq - b.seq : a.loopId < b.loopId ? -1 : 1));
+
+for (const want of expected) {
+  test(`${want.file}: the planted verdicts for every batch size, with and without rebalances`, async () => {
+    const lines = readFileSync(`${DIR}${want.file}`, 'utf8').split('\n').filter((l) => l.length > 0);
+    assert.equal(lines.length, want.envelopes);
+    const options = { ...DEFAULT_DECODE_OPTIONS, seqEncoding: want.seqEncoding };
+    for (const batchSize of [1, 7, 64, lines.length]) {
+      for (const rebalance of [false, true]) {
+        const { table, verdicts } = await run(lines, options, batchSize, rebalance);
+        const label = `batch ${batchSize}${rebalance ? ', rebalance each batch' : ''}`;
+        assert.deepEqual(violationsOf(table.rows), want.violations, label);
+        // Every record is a row or a dropped duplicate, never both, never neither.
+        assert.equal(table.rows.length + (verdicts.get('duplicate') ?? 0), lines.length, label);
+        assert.equal(new Set(table.rows.map((r) => r.kafka_offset)).size, table.rows.length, label);
+      }
+    }
+  });
+}
+
+test('a row carries the envelope verbatim: hashes as hex, Time text, payload text, Kafka position', async () => {
+  const line = readFileSync(`${DIR}honest.jsonl`, 'utf8').split('\n')[0]!;
+  const value = JSON.parse(line) as { LoopID: string; Time: string; Kind: string; Payload: string; Hash: number[] };
+  const table = new MemoryEnvelopeTable();
+  const out = await processEnvelopeBatch(records([line], 'topic-x'), new HeadCache(), table, { ...DEFAULT_DECODE_OPTIONS, seqEncoding: 'binary' }, NOW);
+  assert.equal(out.rows.length, 1);
+  const row = out.rows[0]!;
+  assert.equal(row.loop_id, value.LoopID);
+  assert.equal(row.seq, 1);
+  assert.equal(row.time_text, value.Time);
+  assert.equal(row.kind, value.Kind);
+  assert.equal(row.kind_class, 'LoopStarted');
+  assert.equal(row.hash, Buffer.from(value.Hash).toString('hex'));
+  assert.equal(row.computed_hash, row.hash);
+  assert.equal(row.payload, Buffer.from(value.Payload, 'base64').toString('utf8'));
+  assert.equal(row.verdict, 'ok');
+  assert.deepEqual([row.kafka_topic, row.kafka_partition, row.kafka_offset, row.ingested_at], ['topic-x', 0, '0', '2026-11-30 12:00:00']);
+  assert.deepEqual(out.deadLetters, []);
+});
+
+test('a malformed record is a dead letter with its reason and a malformed row keeping its key and raw bytes', async () => {
+  const raw = Buffer.from('{"LoopID": 7, "this is": "not an envelope"}');
+  const record: SourceRecord = { topic: 't', partition: 3, offset: '41', key: Buffer.from('loop-key'), value: raw };
+  const out = await processEnvelopeBatch([record], new HeadCache(), new MemoryEnvelopeTable(), { ...DEFAULT_DECODE_OPTIONS, seqEncoding: 'binary' }, NOW);
+  assert.equal(out.deadLetters.length, 1);
+  assert.equal(out.deadLetters[0]!.record, record);
+  assert.ok(out.deadLetters[0]!.reason.length > 0);
+  assert.deepEqual(out.rows, [
+    {
+      loop_id: 'loop-key',
+      seq: 0,
+      time: '2026-11-30 12:00:00',
+      time_text: '',
+      kind: '',
+      kind_class: '',
+      hash: '',
+      computed_hash: '',
+      payload: raw.toString('base64'),
+      verdict: 'malformed',
+      detail: out.deadLetters[0]!.reason,
+      evidence: '',
+      kafka_topic: 't',
+      kafka_partition: 3,
+      kafka_offset: '41',
+      ingested_at: '2026-11-30 12:00:00',
+    },
+  ]);
+  assert.deepEqual([...out.verdicts], [['malformed', 1]]);
+});
+
+test('heads are read from the store once per loop, then served from the cache', async () => {
+  const lines = readFileSync(`${DIR}tampered-payload.jsonl`, 'utf8').split('\n').filter((l) => l.length > 0);
+  const table = new MemoryEnvelopeTable();
+  const cache = new HeadCache();
+  const all = records(lines);
+  const options = { ...DEFAULT_DECODE_OPTIONS, seqEncoding: 'binary' as const };
+  for (let i = 0; i < all.length; i += 10) await table.insert((await processEnvelopeBatch(all.slice(i, i + 10), cache, table, options, NOW)).rows);
+  const asked = table.reads.heads.flat();
+  assert.equal(asked.length, new Set(asked).size, 'no loop asked twice');
+  assert.equal(new Set(asked).size, 5);
+});
