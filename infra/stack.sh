@@ -22,8 +22,11 @@ CH_OUT="$CH_DIR/log/stdout.log"
 REDIS_PID="$REDIS_DIR/redis.pid"
 REDIS_LOG="$REDIS_DIR/redis.log"
 
+# The PLAINTEXT listener of infra/kafka/server.properties.in.
 KAFKA_ADDR=127.0.0.1:9092
 CH_HTTP=http://127.0.0.1:8123
+# The database agentledger is configured to use (src/config: same variable, same default).
+CH_DATABASE="${AGENTLEDGER_CLICKHOUSE_DATABASE:-agentledger}"
 REDIS_PORT=6379
 
 KAFKA_TIMEOUT="${STACK_KAFKA_TIMEOUT:-90}"
@@ -60,7 +63,7 @@ there from the templates in infra/.
   --help            This text.
 
 Services (same ports and credentials as docker-compose.yml):
-  kafka       PLAINTEXT 127.0.0.1:9092 (controller 127.0.0.1:9093), single-node KRaft
+  kafka       PLAINTEXT $KAFKA_ADDR (controller 127.0.0.1:9093), single-node KRaft
               broker+controller, node.id=1, auto.create.topics.enable=false,
               num.partitions=4. Runs 'java -cp .state/kafka-libs/* kafka.Kafka'.
               Config: infra/kafka/server.properties.in -> .state/kafka/server.properties,
@@ -68,7 +71,8 @@ Services (same ports and credentials as docker-compose.yml):
               JVM output), cluster id in .state/kafka/cluster.id.
   clickhouse  HTTP 127.0.0.1:8123, native 127.0.0.1:9000. Users: default (no
               password), agentledger/agentledger; both loopback only. Database
-              'agentledger' is created. Config: infra/clickhouse/{config.xml.in,users.xml}
+              '$CH_DATABASE' (AGENTLEDGER_CLICKHOUSE_DATABASE, default agentledger)
+              is created. Config: infra/clickhouse/{config.xml.in,users.xml}
               -> .state/clickhouse/etc/, data .state/clickhouse/data, logs
               .state/clickhouse/log/.
   redis       127.0.0.1:6379, appendonly yes (everysec). If a Redis already answers
@@ -202,14 +206,14 @@ cmd_install() {
 
 # ---------------------------------------------------------------- kafka
 
-# A real request: ApiVersions v0 on 9092 must come back with error_code 0. The
-# broker only enables request processing on its listener once it is unfenced.
+# A real request: ApiVersions v0 on $KAFKA_ADDR must come back with error_code 0.
+# The broker only enables request processing on its listener once it is unfenced.
 kafka_is_up() {
   local out
   out="$(timeout 3 bash -c '
-    exec 3<>/dev/tcp/127.0.0.1/9092 || exit 1
+    exec 3<>"/dev/tcp/${1%:*}/${1##*:}" || exit 1
     printf "\x00\x00\x00\x0f\x00\x12\x00\x00\x00\x00\x00\x2a\x00\x05stack" >&3
-    head -c 10 <&3 | od -An -tx1' 2>/dev/null)" || return 1
+    head -c 10 <&3 | od -An -tx1' kafka_is_up "$KAFKA_ADDR" 2>/dev/null)" || return 1
   out="$(echo $out)"
   [[ ${out:12} == "00 00 00 2a 00 00" ]]
 }
@@ -281,8 +285,11 @@ clickhouse_is_up() {
 }
 
 clickhouse_init_db() {
-  ch_query 'CREATE DATABASE IF NOT EXISTS agentledger' >/dev/null \
-    || die "clickhouse: CREATE DATABASE agentledger failed; see $CH_ERRLOG"
+  # The name goes into SQL text: only what agentledger's config accepts.
+  [[ $CH_DATABASE =~ ^[A-Za-z_][A-Za-z0-9_]{0,127}$ ]] \
+    || die "AGENTLEDGER_CLICKHOUSE_DATABASE='$CH_DATABASE' is not a database name (letters, digits, _)"
+  ch_query "CREATE DATABASE IF NOT EXISTS \`$CH_DATABASE\`" >/dev/null \
+    || die "clickhouse: CREATE DATABASE $CH_DATABASE failed; see $CH_ERRLOG"
 }
 
 clickhouse_start() {
@@ -315,7 +322,7 @@ clickhouse_start() {
     wait_until clickhouse "$CH_TIMEOUT" clickhouse_is_up "$pid" "$CH_ERRLOG" "$CH_LOG" "$CH_OUT"
   fi
   clickhouse_init_db
-  log "clickhouse: up (pid $(cat "$CH_PID")), database agentledger ready"
+  log "clickhouse: up (pid $(cat "$CH_PID")), database $CH_DATABASE ready"
 }
 
 clickhouse_stop() {

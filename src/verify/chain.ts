@@ -12,7 +12,7 @@ import { linkHash, ZERO_HASH, type SeqEncoding } from './hash.js';
 export const VERDICTS = ['ok', 'duplicate', 'fork', 'mismatch', 'gap', 'regression', 'time_regression', 'malformed'] as const;
 export type Verdict = (typeof VERDICTS)[number];
 
-/** Verdicts that are not evidence of a problem. */
+/** True for a verdict that is evidence of a problem: every verdict but ok and duplicate. */
 export const isViolation = (v: Verdict): boolean => v !== 'ok' && v !== 'duplicate';
 
 /** The last envelope that moved a loop's chain forward. */
@@ -29,17 +29,15 @@ export interface ChainHead {
 }
 
 /** A stored envelope of the same loop and seq, for telling a redelivery from a fork. */
-export interface StoredVersion {
-  readonly hash: Buffer;
-  readonly timeText: string;
-  readonly kind: string;
-  readonly payload: Buffer;
-}
+export type StoredVersion = Pick<Envelope, 'hash' | 'timeText' | 'kind' | 'payload'>;
 
 export interface Verification {
   readonly verdict: Exclude<Verdict, 'malformed'>;
   readonly detail: string;
-  /** Recomputed hash ('' where there is no predecessor to compute it from). */
+  /**
+   * The recomputed hash; undefined where none was computed: after a gap (no
+   * predecessor) and for an envelope at or below the head (duplicate, fork, regression).
+   */
   readonly computedHash: Buffer | undefined;
   /** The loop's head after this envelope (the same object when it did not move). */
   readonly head: ChainHead | undefined;

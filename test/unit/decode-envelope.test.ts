@@ -58,7 +58,7 @@ const malformedCases: [string, Buffer | null, RegExp][] = [
   ['empty', Buffer.alloc(0), /empty/],
   ['null value (tombstone)', null, /empty/],
   ['not JSON', Buffer.from('hello'), /not JSON/],
-  ['a JSON array', Buffer.from('[1,2]'), /./],
+  ['a JSON array', Buffer.from('[1,2]'), /expected object, received array/],
   ['invalid UTF-8', Buffer.from([0x7b, 0xff, 0xfe, 0x7d]), /UTF-8/],
   ['LoopID a number', rec({ LoopID: 7 }), /LoopID/],
   ['empty LoopID', rec({ LoopID: '' }), /LoopID/],
