@@ -1,7 +1,8 @@
 import { Redis } from 'ioredis';
 import { createKafka } from '../sources/kafka.js';
 import { createClickHouse } from '../sink/clickhouse/client.js';
-import { loadMigrations } from '../sink/clickhouse/migrate.js';
+import { migrationStatus } from '../sink/clickhouse/migrate.js';
+import { serverVersion } from '../sink/clickhouse/reads.js';
 import type { Command } from './command.js';
 import { parseOptions } from './command.js';
 import { MIGRATIONS_DIR } from './migrate.js';
@@ -45,25 +46,10 @@ Redis version and whether it persists (appendonly). Exit 0 when all pass, 1 othe
     await attempt('clickhouse', async () => {
       const ch = createClickHouse(config.clickhouse, 'default');
       try {
-        const [row] = await ch.query({ query: 'SELECT version() AS v', format: 'JSONEachRow' }).then((r) => r.json<{ v: string }>());
-        const migrations = await loadMigrations(MIGRATIONS_DIR);
-        const applied = await ch
-          .query({
-            query: `SELECT count() AS n FROM system.tables WHERE database = '${config.clickhouse.database}' AND name = 'schema_migrations'`,
-            format: 'JSONEachRow',
-          })
-          .then((r) => r.json<{ n: string }>())
-          .then(async ([t]) =>
-            Number(t?.n ?? 0) === 0
-              ? 0
-              : ch
-                  .query({ query: `SELECT count() AS n FROM ${config.clickhouse.database}.schema_migrations`, format: 'JSONEachRow' })
-                  .then((r) => r.json<{ n: string }>())
-                  .then(([m]) => Number(m?.n ?? 0)),
-          );
-        const pending = migrations.length - applied;
-        if (pending > 0) throw new Error(`ClickHouse ${row?.v ?? '?'} answers, but ${pending} migration(s) are pending: run agentledger migrate`);
-        return `ClickHouse ${row?.v ?? '?'} at ${config.clickhouse.url}, database ${config.clickhouse.database}, ${applied} migration(s) applied`;
+        const version = await serverVersion(ch);
+        const { applied, pending } = await migrationStatus(ch, config.clickhouse.database, MIGRATIONS_DIR);
+        if (pending.length > 0) throw new Error(`ClickHouse ${version} answers, but ${pending.length} migration(s) are pending: run agentledger migrate`);
+        return `ClickHouse ${version} at ${config.clickhouse.url}, database ${config.clickhouse.database}, ${applied.length} migration(s) applied`;
       } finally {
         await ch.close();
       }

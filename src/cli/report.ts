@@ -1,5 +1,5 @@
 import { createClickHouse } from '../sink/clickhouse/client.js';
-import { querySql, renderSql } from '../sink/clickhouse/sql.js';
+import { latestViolations, verdictCounts } from '../sink/clickhouse/reads.js';
 import type { Command } from './command.js';
 import { parseOptions, UsageError } from './command.js';
 
@@ -17,25 +17,21 @@ violations (default 20) with their detail. With --json one object
     if (!Number.isInteger(limit) || limit < 0) throw new UsageError('--limit takes a whole number');
     const ch = createClickHouse(config.clickhouse);
     try {
-      const verdicts = await ch
-        .query({ query: querySql('chain_summary'), format: 'JSONEachRow' })
-        .then((r) => r.json<{ verdict: string; envelopes: string; loops: string }>());
-      const violations = await ch
-        .query({ query: renderSql(querySql('chain_violations_latest'), { limit }), format: 'JSONEachRow' })
-        .then((r) => r.json<{ loop_id: string; seq: string; verdict: string; detail: string; time_text: string }>());
+      const verdicts = await verdictCounts(ch);
+      const violations = await latestViolations(ch, limit);
       if (values.json) {
         out(
           JSON.stringify({
             verdicts: verdicts.map((v) => ({ verdict: v.verdict, envelopes: Number(v.envelopes), loops: Number(v.loops) })),
-            violations: violations.map((v) => ({ loopId: v.loop_id, seq: Number(v.seq), verdict: v.verdict, detail: v.detail, time: v.time_text })),
+            violations: violations.map((v) => ({ loopId: v.loopId, seq: Number(v.seq), verdict: v.verdict, detail: v.detail, time: v.time })),
           }),
         );
         return 0;
       }
       out('verdict          envelopes      loops');
-      for (const v of verdicts) out(`${v.verdict.padEnd(15)} ${v.envelopes.padStart(10)} ${v.loops.padStart(10)}`);
+      for (const v of verdicts) out(`${v.verdict.padEnd(15)} ${String(v.envelopes).padStart(10)} ${String(v.loops).padStart(10)}`);
       if (violations.length > 0) out(`\nlatest ${violations.length} chain violation(s):`);
-      for (const v of violations) out(`  ${v.verdict.padEnd(15)} ${v.loop_id} seq ${v.seq}: ${v.detail}`);
+      for (const v of violations) out(`  ${v.verdict.padEnd(15)} ${v.loopId} seq ${v.seq}: ${v.detail}`);
       return 0;
     } finally {
       await ch.close();

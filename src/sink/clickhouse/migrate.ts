@@ -16,13 +16,21 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { Logger } from '../../observability/logger.js';
-import { clickhouseErrorCode, createClickHouse, quoteIdent, type ClickHouseSettings } from './client.js';
+import { clickhouseErrorCode, createClickHouse, quoteIdent, quoteString, type ClickHouseSettings } from './client.js';
 
 export interface Migration {
   readonly version: number;
   readonly name: string;
   readonly checksum: string;
   readonly statements: readonly string[];
+}
+
+/** Where a database stands against the migrations in a folder (migrationStatus()). */
+export interface MigrationStatus {
+  /** Versions recorded in the database's schema_migrations, ascending; none when it has no such table. */
+  readonly applied: readonly number[];
+  /** Migrations of the folder not recorded there yet, in the order migrate() would apply them. */
+  readonly pending: readonly Migration[];
 }
 
 export interface MigrateResult {
@@ -100,6 +108,31 @@ async function acquireLock(ch: ClickHouseClient, owner: string, log: Logger, wai
 /** ClickHouse error 57 is TABLE_ALREADY_EXISTS on 18.16 and current versions. */
 function isAlreadyExists(err: unknown): boolean {
   return clickhouseErrorCode(err) === 57;
+}
+
+/**
+ * Which migrations of `dir` the database has and which are pending, read
+ * without changing anything (no database, table or lock is created). `ch` may
+ * be connected to any database: the database need not exist yet.
+ */
+export async function migrationStatus(ch: ClickHouseClient, database: string, dir: string): Promise<MigrationStatus> {
+  const table = `${quoteIdent(database)}.schema_migrations`;
+  const migrations = await loadMigrations(dir);
+  const [exists] = await ch
+    .query({
+      query: `SELECT count() AS n FROM system.tables WHERE database = ${quoteString(database)} AND name = 'schema_migrations'`,
+      format: 'JSONEachRow',
+    })
+    .then((r) => r.json<{ n: string }>());
+  const applied =
+    Number(exists?.n ?? 0) === 0
+      ? []
+      : await ch
+          .query({ query: `SELECT DISTINCT version FROM ${table} ORDER BY version`, format: 'JSONEachRow' })
+          .then((r) => r.json<{ version: number | string }>())
+          .then((rows) => rows.map((r) => Number(r.version)));
+  const done = new Set(applied);
+  return { applied, pending: migrations.filter((m) => !done.has(m.version)) };
 }
 
 /**

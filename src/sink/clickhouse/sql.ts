@@ -29,12 +29,16 @@ function literal(value: SqlValue): string {
 
 /**
  * Substitutes `{name:Type}` placeholders; every one must have a value. An
- * array right after `IN` is written as a parenthesised list: 18.16 refuses
- * `x IN [..]` ("Invalid types for IN function"), both versions take `x IN (..)`.
+ * array right after `IN` (any case, as SQL keywords are) is written as a
+ * parenthesised list: 18.16 refuses `x IN [..]` ("Invalid types for IN
+ * function"), both versions take `x IN (..)`. Values are only ever written as
+ * literals (strings through quoteString()), and the text substituted is not
+ * scanned again, so a value that looks like a placeholder stays text.
  */
 export function renderSql(text: string, params: Record<string, SqlValue>): string {
-  return text.replace(/(\bIN\s+)?\{([A-Za-z_][A-Za-z0-9_]*):[^}]+\}/g, (_, inKeyword: string | undefined, name: string) => {
-    const value = params[name];
+  return text.replace(/(\bIN\s+)?\{([A-Za-z_][A-Za-z0-9_]*):[^}]+\}/gi, (_, inKeyword: string | undefined, name: string) => {
+    // Own properties only: `{constructor:String}` must not find Object.prototype's.
+    const value = Object.hasOwn(params, name) ? params[name] : undefined;
     if (value === undefined) throw new Error(`query parameter ${name} has no value`);
     if (inKeyword && Array.isArray(value)) {
       if (value.length === 0) throw new Error(`query parameter ${name}: IN needs at least one value`);

@@ -1,0 +1,2 @@
+-- The server's version text (doctor).
+SELECT version() AS version;

@@ -1,0 +1,179 @@
+/**
+ * Every query that shows what is stored (the `report`, `sessions` and `doctor`
+ * commands, the demo through them, and the alert rules to come), as functions
+ * that return typed values. The SQL is in `queries/NAME.sql`; values reach it
+ * only through renderSql(), never by string concatenation.
+ *
+ * ClickHouse writes 64-bit integers into JSON as strings. Money and token sums
+ * stay exact here: a bigint, or the decimal string ClickHouse computed from
+ * Decimal128. Only counts that cannot pass 2^53 in practice become numbers.
+ */
+import type { ClickHouseClient } from '@clickhouse/client';
+import { querySql, renderSql, type SqlValue } from './sql.js';
+
+/** No LIMIT: ClickHouse's LIMIT takes a UInt64, and no table holds this many rows. */
+const NO_LIMIT = 2n ** 64n - 1n;
+
+/**
+ * A row count for `LIMIT {limit:UInt64}`: a whole number, or undefined for no
+ * limit. One beyond 2^53 is not exact as a number; it means "all" as much as
+ * NO_LIMIT does (and String() would write 1e21 and up in exponent form).
+ */
+function limitParam(limit: number | undefined): bigint {
+  if (limit === undefined) return NO_LIMIT;
+  if (!Number.isInteger(limit) || limit < 0) throw new RangeError(`limit ${limit} is not a whole number`);
+  return limit > Number.MAX_SAFE_INTEGER ? NO_LIMIT : BigInt(limit);
+}
+
+async function read<T>(ch: ClickHouseClient, name: string, params: Record<string, SqlValue> = {}): Promise<T[]> {
+  return ch.query({ query: renderSql(querySql(name), params), format: 'JSONEachRow' }).then((r) => r.json<T>());
+}
+
+/** A 64-bit integer as ClickHouse writes it into JSON: a string (or a number when quoting is turned off). */
+type Int64Json = string | number;
+
+/** The server's version text, e.g. `18.16.1` or `25.8.2.1`. */
+export async function serverVersion(ch: ClickHouseClient): Promise<string> {
+  const [row] = await read<{ version: string }>(ch, 'server_version');
+  if (row === undefined) throw new Error('SELECT version() returned no row');
+  return row.version;
+}
+
+/** Stored envelopes and distinct loops with one verdict (chain_summary.sql). */
+export interface VerdictCount {
+  readonly verdict: string;
+  readonly envelopes: bigint;
+  readonly loops: bigint;
+}
+
+/** Envelopes and loops per verdict, by verdict name. */
+export async function verdictCounts(ch: ClickHouseClient): Promise<VerdictCount[]> {
+  const rows = await read<{ verdict: string; envelopes: Int64Json; loops: Int64Json }>(ch, 'chain_summary');
+  return rows.map((r) => ({ verdict: r.verdict, envelopes: BigInt(r.envelopes), loops: BigInt(r.loops) }));
+}
+
+/** One stored chain violation (chain_violations_latest.sql). */
+export interface ChainViolation {
+  readonly loopId: string;
+  readonly seq: bigint;
+  readonly verdict: string;
+  readonly detail: string;
+  /** The envelope's own time, verbatim. */
+  readonly time: string;
+}
+
+/** The `limit` chain violations ingested last, newest first. */
+export async function latestViolations(ch: ClickHouseClient, limit: number): Promise<ChainViolation[]> {
+  const rows = await read<{ loop_id: string; seq: Int64Json; verdict: string; detail: string; time_text: string }>(ch, 'chain_violations_latest', {
+    limit: limitParam(limit),
+  });
+  return rows.map((r) => ({ loopId: r.loop_id, seq: BigInt(r.seq), verdict: r.verdict, detail: r.detail, time: r.time_text }));
+}
+
+/**
+ * One craze session over all its incarnations, in the shape `sessions --json`
+ * prints (the command's documented output).
+ */
+export interface SessionSummary {
+  sessionId: string;
+  incarnations: number;
+  /** Picodollars, exact, as a decimal string. */
+  costPicoUsd: string;
+  /** Token sums: a number while exact (up to 2^53 - 1), else the decimal string. */
+  inputTokens: number | string;
+  outputTokens: number | string;
+  reasoningTokens: number | string;
+  cacheReadTokens: number | string;
+  cacheCreationTokens: number | string;
+  unpricedReports: number;
+  turnsDone: number;
+  turnsFailed: number;
+  turnsCancelled: number;
+  subagentsCompleted: number;
+  subagentsFailed: number;
+  subagentsCancelled: number;
+  subagentsAbandoned: number;
+  /** Models used, sorted (JavaScript string order). */
+  models: string[];
+  provider: string;
+  cwd: string;
+  /** `YYYY-MM-DD hh:mm:ss`, UTC. */
+  firstSeen: string;
+  /** `YYYY-MM-DD hh:mm:ss`, UTC. */
+  lastSeen: string;
+}
+
+export interface SessionFilter {
+  /** Only sessions last seen at or after this time (whole seconds count: DateTime has no fraction). */
+  readonly since?: Date;
+  /** At most this many sessions, the costliest. */
+  readonly limit?: number;
+}
+
+/** DateTime's last second (2106-02-07 06:28:15 UTC): no stored time is later. */
+const DATETIME_MAX_SECONDS = 2 ** 32 - 1;
+
+/** A token sum as a JSON number when exact, else as its decimal string. */
+const exact = (text: Int64Json): number | string => (BigInt(text) <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(text) : String(text));
+
+/**
+ * Craze sessions, costliest first (ties by session id, byte order), filtered
+ * and limited in ClickHouse (craze_sessions.sql).
+ */
+export async function crazeSessions(ch: ClickHouseClient, filter: SessionFilter = {}): Promise<SessionSummary[]> {
+  const { since, limit } = filter;
+  // DateTime is Unix seconds in 0..2^32-1: a bound before it keeps every
+  // session, one after it none (toDateTime would wrap it around instead).
+  const sinceSeconds = since === undefined ? 0 : Math.max(0, Math.floor(since.getTime() / 1000));
+  if (Number.isNaN(sinceSeconds)) throw new RangeError('crazeSessions: since is an invalid Date');
+  if (sinceSeconds > DATETIME_MAX_SECONDS) return [];
+  const rows = await read<{
+    session_id: string;
+    incarnations: Int64Json;
+    cost_pico: string;
+    input_tokens: string;
+    output_tokens: string;
+    reasoning_tokens: string;
+    cache_read_tokens: string;
+    cache_creation_tokens: string;
+    unpriced_reports: Int64Json;
+    models: string[];
+    provider: string;
+    cwd: string;
+    first_seen_text: string;
+    last_seen_text: string;
+    turns_done: Int64Json;
+    turns_failed: Int64Json;
+    turns_cancelled: Int64Json;
+    subagents_completed: Int64Json;
+    subagents_failed: Int64Json;
+    subagents_cancelled: Int64Json;
+    subagents_abandoned: Int64Json;
+  }>(ch, 'craze_sessions', {
+    since: sinceSeconds,
+    limit: limitParam(limit),
+  });
+  return rows.map((r) => ({
+    sessionId: r.session_id,
+    incarnations: Number(r.incarnations),
+    costPicoUsd: r.cost_pico,
+    inputTokens: exact(r.input_tokens),
+    outputTokens: exact(r.output_tokens),
+    reasoningTokens: exact(r.reasoning_tokens),
+    cacheReadTokens: exact(r.cache_read_tokens),
+    cacheCreationTokens: exact(r.cache_creation_tokens),
+    unpricedReports: Number(r.unpriced_reports),
+    turnsDone: Number(r.turns_done),
+    turnsFailed: Number(r.turns_failed),
+    turnsCancelled: Number(r.turns_cancelled),
+    subagentsCompleted: Number(r.subagents_completed),
+    subagentsFailed: Number(r.subagents_failed),
+    subagentsCancelled: Number(r.subagents_cancelled),
+    subagentsAbandoned: Number(r.subagents_abandoned),
+    models: [...r.models].sort(),
+    provider: r.provider,
+    cwd: r.cwd,
+    firstSeen: r.first_seen_text,
+    lastSeen: r.last_seen_text,
+  }));
+}
