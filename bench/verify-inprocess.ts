@@ -24,7 +24,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { decodeEnvelope, DEFAULT_DECODE_OPTIONS } from '../src/decode/envelope.js';
 import { generateTraffic } from '../src/demo/traffic/index.js';
-import { HeadCache, processEnvelopeBatch } from '../src/pipeline/envelopes.js';
+import { ChainState, processEnvelopeBatch } from '../src/pipeline/envelopes.js';
 import type { SourceRecord } from '../src/pipeline/stream.js';
 import type { Verdict } from '../src/verify/chain.js';
 import { MemoryChains } from '../src/verify/memory-chains.js';
@@ -79,6 +79,7 @@ const sources: SourceRecord[] = values.map((value, i) => ({
   topic: 'bench.envelopes',
   partition: 0,
   offset: String(i),
+  timestamp: '0',
   key: null,
   value,
 }));
@@ -119,14 +120,14 @@ function decodeVerify(): { check: number; verdicts: Map<string, number> } {
 }
 
 async function batch(): Promise<{ check: number; verdicts: Map<string, number> }> {
-  const cache = new HeadCache();
   // Nothing stored: every loop is new, no version lookups (CPU only, no ClickHouse).
-  const store = new MemoryChains('binary');
+  const state = new ChainState(new MemoryChains('binary'));
   const verdicts = new Map<string, number>();
   const options = { ...DEFAULT_DECODE_OPTIONS, seqEncoding: 'binary' as const };
   let check = 0;
   for (let i = 0; i < n; i += batchSize) {
-    const outcome = await processEnvelopeBatch(sources.slice(i, i + batchSize), cache, store, options);
+    const outcome = await processEnvelopeBatch(sources.slice(i, i + batchSize), state, options);
+    state.flushed();
     for (const [v, c] of outcome.verdicts) verdicts.set(v, (verdicts.get(v) ?? 0) + c);
     check = (check + outcome.rows.length) | 0;
   }

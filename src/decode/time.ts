@@ -41,8 +41,10 @@ function parseFully(text: string): Instant | undefined {
     number,
   ];
   if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 60) return undefined;
-  const ms = Date.UTC(year, month - 1, day, hour, minute, second);
-  const check = new Date(ms);
+  // Date.UTC reads years 0-99 as 1900-1999; setUTCFullYear does not.
+  const check = new Date(0);
+  check.setUTCFullYear(year, month - 1, day);
+  const ms = check.getTime() + ((hour * 60 + minute) * 60 + second) * 1000;
   if (check.getUTCDate() !== day || check.getUTCMonth() !== month - 1) return undefined;
   let offset = 0;
   if (!m[8]) {
@@ -63,12 +65,31 @@ export function compareInstants(a: Instant, b: Instant): number {
 let lastSeconds = NaN;
 let lastText = '';
 
-/** `YYYY-MM-DD hh:mm:ss` in UTC: what a ClickHouse DateTime('UTC') column takes. */
+/**
+ * What a ClickHouse DateTime holds on every version: 1970-01-01 00:00:00 to
+ * 2105-12-31 23:59:59 UTC. Outside it, 18.16 and current versions store the
+ * same text differently (9999-12-31 becomes 1970 on one, 2027 on the other),
+ * so agentledger clamps first and says so in the row.
+ */
+export const DATETIME_MIN_SECONDS = 0;
+export const DATETIME_MAX_SECONDS = 4_291_747_199;
+
+export function outsideDateTime(instant: Instant): boolean {
+  return instant.seconds < DATETIME_MIN_SECONDS || instant.seconds > DATETIME_MAX_SECONDS;
+}
+
+/** `YYYY-MM-DD hh:mm:ss` in UTC, clamped to DateTime's range: what a ClickHouse DateTime('UTC') column takes. */
 export function toClickHouseDateTime(instant: Instant): string {
   // Consecutive envelopes mostly share a second; a Date per row shows in profiles.
   if (instant.seconds !== lastSeconds) {
+    const seconds = Math.min(DATETIME_MAX_SECONDS, Math.max(DATETIME_MIN_SECONDS, instant.seconds));
     lastSeconds = instant.seconds;
-    lastText = new Date(instant.seconds * 1000).toISOString().slice(0, 19).replace('T', ' ');
+    lastText = new Date(seconds * 1000).toISOString().slice(0, 19).replace('T', ' ');
   }
   return lastText;
+}
+
+/** The detail a row gets when its time was clamped ('' when it was not). */
+export function clampDetail(what: string, text: string, instant: Instant): string {
+  return outsideDateTime(instant) ? `${what} ${text} is outside DateTime's range (1970 to 2105) and is stored as ${toClickHouseDateTime(instant)}` : '';
 }

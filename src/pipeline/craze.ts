@@ -9,7 +9,7 @@ import { decodeCrazeRecord, type CrazeRecord } from '../decode/craze.js';
 import { parseRfc3339, toClickHouseDateTime } from '../decode/time.js';
 import { incarnationKey, type CrazeRow } from '../sink/clickhouse/rows.js';
 import { checkCrazeSeq } from '../verify/craze-seq.js';
-import { kafkaColumns, malformedColumns } from './malformed.js';
+import { kafkaColumns, malformedColumns, recordTime } from './malformed.js';
 import type { IncarnationPort, InsertPort, ProgressPort } from './ports.js';
 import type { DeadLetter, SourceRecord, Stream, StreamBatch } from './stream.js';
 
@@ -124,6 +124,8 @@ export class CrazeStream implements Stream<CrazeRow> {
     return this.store.progress(this.topic, partition);
   }
 
+  durable(): void {}
+
   reset(): void {
     this.accounts.clear();
     this.loadedSessions.clear();
@@ -178,7 +180,7 @@ export class CrazeStream implements Stream<CrazeRow> {
       if (!d.ok) {
         count('malformed');
         deadLetters.push({ record, reason: d.reason });
-        const { key, evidence, ...columns } = malformedColumns(record, d.reason, ingestedAt);
+        const { key, evidence, time, ...columns } = malformedColumns(record, d.reason, ingestedAt);
         rows.push({
           ...emptyRow(),
           ...columns,
@@ -186,7 +188,7 @@ export class CrazeStream implements Stream<CrazeRow> {
           incarnation: '',
           seq: 0,
           event_type: '',
-          at: ingestedAt,
+          at: time,
           at_text: '',
           agent: '',
           replayed: 0,
@@ -223,7 +225,7 @@ export class CrazeStream implements Stream<CrazeRow> {
         incarnation: r.incarnation,
         seq: r.seq,
         event_type: e.type,
-        at: at ? toClickHouseDateTime(at) : ingestedAt,
+        at: at ? toClickHouseDateTime(at) : recordTime(record),
         at_text: e.at ?? '',
         agent: e.agent,
         replayed: e.replayed ? 1 : 0,

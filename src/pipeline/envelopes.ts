@@ -1,14 +1,15 @@
 /**
  * One Kafka batch of envelope records -> rows for the envelopes table and
  * dead letters. Decoding and verification are the pure stages; this module
- * feeds them the chain state (cached heads, and the store for what the cache
- * lacks) and keeps the cache in step with the rows it returns.
+ * feeds them the chain state (durable, from the store behind a cache, and
+ * pending, judged since the last flush) and keeps it in step with the rows it
+ * returns.
  */
 import { decodeEnvelope, type DecodeOptions, type Envelope } from '../decode/envelope.js';
-import { parseRfc3339, toClickHouseDateTime } from '../decode/time.js';
-import { verifyLink, type ChainHead, type StoredVersion, type Verdict } from '../verify/chain.js';
+import { clampDetail, outsideDateTime, parseRfc3339, toClickHouseDateTime } from '../decode/time.js';
+import { verifyLink, type ChainHead, type StoredVersion, type Verdict, type Verification } from '../verify/chain.js';
 import type { SeqEncoding } from '../verify/hash.js';
-import { versionKey, type EnvelopeRow, type StoredHead } from '../sink/clickhouse/rows.js';
+import type { EnvelopeRow, StoredHead } from '../sink/clickhouse/rows.js';
 import { kafkaColumns, malformedColumns } from './malformed.js';
 import type { ChainPort, InsertPort, ProgressPort } from './ports.js';
 import type { DeadLetter, SourceRecord, Stream, StreamBatch } from './stream.js';
@@ -25,9 +26,9 @@ function chainHead(stored: StoredHead): ChainHead | null {
 }
 
 /**
- * Heads of the loops this process has seen, bounded. `null` caches "no
- * envelope stored yet". Cleared on every rebalance: another consumer may have
- * moved a loop's chain while this one did not own its partition.
+ * Heads of loops whose rows are durable, bounded. `null` caches "no envelope
+ * stored yet". Cleared on every rebalance: another consumer may have moved a
+ * loop's chain while this one did not own its partition.
  */
 export class HeadCache {
   private readonly heads = new Map<string, ChainHead | null>();
@@ -48,14 +49,94 @@ export class HeadCache {
   }
 }
 
+const versionKey = (loopId: string, seq: number): string => `${loopId}\u0000${seq}`;
+
+/**
+ * The chain state envelopes are judged against: what is durable (the store,
+ * behind a bounded cache of heads) plus what this process judged since its
+ * last flush (pending: never evicted, consulted exactly like stored rows).
+ * With both, a verdict is a pure function of (durable state, the partition's
+ * records in offset order) — never of batch boundaries, flush timing or cache
+ * size — so two members that judge the same records store identical rows.
+ */
+export class ChainState {
+  private readonly durable: HeadCache;
+  /** Heads moved by rows not yet durable. */
+  private readonly pendingHeads = new Map<string, ChainHead>();
+  /** Versions of (loop, seq) in rows not yet durable, in offset order. */
+  private readonly pendingVersions = new Map<string, StoredVersion[]>();
+
+  constructor(
+    readonly store: ChainPort,
+    cacheLimit?: number,
+  ) {
+    this.durable = new HeadCache(cacheLimit);
+  }
+
+  /** The rows judged so far are durable now: their heads join the cache, their versions are the store's. */
+  flushed(): void {
+    for (const [loopId, head] of this.pendingHeads) this.durable.set(loopId, head);
+    this.pendingHeads.clear();
+    this.pendingVersions.clear();
+  }
+
+  /** A rebalance: what was pending was dropped with the buffer, and the store may have moved. */
+  reset(): void {
+    this.durable.clear();
+    this.pendingHeads.clear();
+    this.pendingVersions.clear();
+  }
+
+  /**
+   * The heads of the given loops as a map of this batch's own (a cache
+   * smaller than one batch cannot drop any): pending, else cached, else read
+   * from the store in one query.
+   */
+  async heads(loopIds: Iterable<string>): Promise<Map<string, ChainHead | undefined>> {
+    const heads = new Map<string, ChainHead | undefined>();
+    const unknown: string[] = [];
+    for (const loopId of loopIds) {
+      if (heads.has(loopId)) continue;
+      const pending = this.pendingHeads.get(loopId);
+      const cached = pending ?? this.durable.get(loopId);
+      if (cached === undefined) unknown.push(loopId);
+      heads.set(loopId, cached ?? undefined);
+    }
+    if (unknown.length > 0) {
+      const loaded = await this.store.heads(unknown);
+      for (const loopId of unknown) {
+        const stored = loaded.get(loopId);
+        const head = stored ? chainHead(stored) : null;
+        this.durable.set(loopId, head);
+        heads.set(loopId, head ?? undefined);
+      }
+    }
+    return heads;
+  }
+
+  pending(loopId: string, seq: number): readonly StoredVersion[] | undefined {
+    return this.pendingVersions.get(versionKey(loopId, seq));
+  }
+
+  /** Records a judged envelope as pending: its head, and (unless dropped as a redelivery) its version. */
+  judged(env: Envelope, result: Verification): void {
+    if (result.head && result.head !== this.pendingHeads.get(env.loopId)) this.pendingHeads.set(env.loopId, result.head);
+    if (result.verdict === 'duplicate') return;
+    const key = versionKey(env.loopId, env.seq);
+    const version: StoredVersion = { hash: env.hash, timeText: env.timeText, kind: env.kind, payload: env.payload };
+    const list = this.pendingVersions.get(key);
+    if (list) list.push(version);
+    else this.pendingVersions.set(key, [version]);
+  }
+}
+
 export interface EnvelopeBatchOptions extends DecodeOptions {
   readonly seqEncoding: SeqEncoding;
 }
 
 export async function processEnvelopeBatch(
   records: readonly SourceRecord[],
-  cache: HeadCache,
-  store: ChainPort,
+  state: ChainState,
   options: EnvelopeBatchOptions,
   now: Date = new Date(),
 ): Promise<BatchOutcome> {
@@ -65,37 +146,26 @@ export async function processEnvelopeBatch(
     return d.ok ? d.value : d.reason;
   });
 
-  // Heads of loops the cache does not know, in one query.
-  const unknownLoops = new Set<string>();
-  for (const d of decoded) if (typeof d !== 'string' && cache.get(d.loopId) === undefined) unknownLoops.add(d.loopId);
-  if (unknownLoops.size > 0) {
-    const loaded = await store.heads([...unknownLoops]);
-    for (const loopId of unknownLoops) {
-      const stored = loaded.get(loopId);
-      cache.set(loopId, stored ? chainHead(stored) : null);
-    }
-  }
+  const loopIds: string[] = [];
+  for (const d of decoded) if (typeof d !== 'string') loopIds.push(d.loopId);
+  const heads = await state.heads(loopIds);
 
-  // Envelopes at or below their loop's head need the stored version of that
-  // seq (a redelivery or a fork); a head only ever moves to max(head, seq).
-  const headSeq = new Map<string, number>();
-  const batchSeqs = new Map<string, Set<number>>();
-  /** Versions a later envelope of this batch compares against (a redelivery or fork within the batch). */
-  const needed = new Set<string>();
-  const lookups: [string, number][] = [];
+  // Stored versions of seqs at or below their loop's head as the batch
+  // starts (a redelivery, a fork or a late arrival), in one query. The store
+  // holds nothing above that head: only head-moving rows reach past it.
+  const lookups = new Map<string, [string, number]>();
   for (const d of decoded) {
-    if (typeof d === 'string') continue;
-    const seq = headSeq.get(d.loopId) ?? cache.get(d.loopId)?.seq ?? 0;
-    let seqs = batchSeqs.get(d.loopId);
-    if (!seqs) batchSeqs.set(d.loopId, (seqs = new Set()));
-    if (d.seq <= seq) {
-      if (seqs.has(d.seq)) needed.add(versionKey(d.loopId, d.seq));
-      else lookups.push([d.loopId, d.seq]);
-    }
-    seqs.add(d.seq);
-    headSeq.set(d.loopId, Math.max(seq, d.seq));
+    if (typeof d !== 'string' && d.seq <= (heads.get(d.loopId)?.seq ?? 0)) lookups.set(versionKey(d.loopId, d.seq), [d.loopId, d.seq]);
   }
-  const versions: Map<string, StoredVersion> = lookups.length > 0 ? await store.versions(lookups) : new Map<string, StoredVersion>();
+  const stored = new Map<string, StoredVersion[]>();
+  if (lookups.size > 0) {
+    for (const v of await state.store.versions([...lookups.values()])) {
+      const key = versionKey(v.loopId, v.seq);
+      const list = stored.get(key);
+      if (list) list.push(v);
+      else stored.set(key, [v]);
+    }
+  }
 
   const rows: EnvelopeRow[] = [];
   const deadLetters: DeadLetter[] = [];
@@ -112,7 +182,6 @@ export async function processEnvelopeBatch(
         ...columns,
         loop_id: key,
         seq: 0,
-        time: ingestedAt,
         time_text: '',
         kind: '',
         kind_class: '',
@@ -123,19 +192,21 @@ export async function processEnvelopeBatch(
       });
       return;
     }
-    const head = cache.get(d.loopId) ?? undefined;
-    // Only an envelope at or below its head is compared with a stored version.
-    const low = head !== undefined && d.seq <= head.seq;
-    const key = low || needed.size > 0 ? versionKey(d.loopId, d.seq) : '';
-    const stored = low ? versions.get(key) : undefined;
-    const result = verifyLink(head, d, stored, options.seqEncoding);
-    count(result.verdict);
-    if (result.head) cache.set(d.loopId, result.head);
-    // A redelivery is dropped: the first copy is stored already.
-    if (result.verdict === 'duplicate') return;
-    if (result.verdict !== 'fork' && !stored && needed.has(key)) {
-      versions.set(key, { hash: d.hash, timeText: d.timeText, kind: d.kind, payload: d.payload });
+    const head = heads.get(d.loopId);
+    let versions: readonly StoredVersion[] = NO_VERSIONS;
+    if (head !== undefined && d.seq <= head.seq) {
+      // Durable versions first (they were stored first), then pending ones.
+      const durable = stored.get(versionKey(d.loopId, d.seq)) ?? NO_VERSIONS;
+      const pending = state.pending(d.loopId, d.seq) ?? NO_VERSIONS;
+      versions = pending.length === 0 ? durable : durable.length === 0 ? pending : [...durable, ...pending];
     }
+    const result = verifyLink(head, d, versions, options.seqEncoding);
+    count(result.verdict);
+    heads.set(d.loopId, result.head);
+    state.judged(d, result);
+    // A redelivery is dropped: the first copy is stored already, or pending.
+    if (result.verdict === 'duplicate') return;
+    const first = versions[0];
     rows.push({
       loop_id: d.loopId,
       seq: d.seq,
@@ -147,10 +218,10 @@ export async function processEnvelopeBatch(
       computed_hash: result.computedHash?.toString('hex') ?? '',
       payload: d.payloadText,
       verdict: result.verdict,
-      detail: result.detail,
+      detail: withClamp(result.detail, d),
       evidence:
-        result.verdict === 'fork' && stored
-          ? JSON.stringify({ stored: { hash: stored.hash.toString('hex'), time: stored.timeText, kind: stored.kind, payload: stored.payload.toString('utf8') } })
+        result.verdict === 'fork' && first
+          ? JSON.stringify({ stored: { hash: first.hash.toString('hex'), time: first.timeText, kind: first.kind, payload: first.payload.toString('utf8') } })
           : '',
       ...kafkaColumns(record, ingestedAt),
     });
@@ -158,30 +229,45 @@ export async function processEnvelopeBatch(
   return { rows, deadLetters, verdicts };
 }
 
+const NO_VERSIONS: readonly StoredVersion[] = [];
+
+/** A verdict's detail, plus a note when the Time does not fit a DateTime and is stored clamped. */
+function withClamp(detail: string, env: Envelope): string {
+  if (!outsideDateTime(env.time)) return detail;
+  const note = clampDetail('Time', env.timeText, env.time);
+  return detail === '' ? note : `${detail}; ${note}`;
+}
+
 /** The loop runtime's envelopes topic as a Stream of the ingest loop. */
 export class EnvelopeStream implements Stream<EnvelopeRow> {
   readonly name = 'envelopes';
-  private readonly cache = new HeadCache();
+  private readonly state: ChainState;
 
   constructor(
     readonly topic: string,
     private readonly store: EnvelopeStorePort,
     private readonly options: EnvelopeBatchOptions,
-  ) {}
+  ) {
+    this.state = new ChainState(store);
+  }
 
   progress(partition: number): Promise<bigint> {
     return this.store.progress(this.topic, partition);
   }
 
   process(records: readonly SourceRecord[]): Promise<StreamBatch<EnvelopeRow>> {
-    return processEnvelopeBatch(records, this.cache, this.store, this.options);
+    return processEnvelopeBatch(records, this.state, this.options);
   }
 
   insert(rows: readonly EnvelopeRow[]): Promise<void> {
     return this.store.insert(rows);
   }
 
+  durable(): void {
+    this.state.flushed();
+  }
+
   reset(): void {
-    this.cache.clear();
+    this.state.reset();
   }
 }

@@ -22,8 +22,8 @@ export interface InsertPort<Row> {
 export interface ChainPort {
   /** Verified heads of the given loops; loops with no stored envelope are absent. */
   heads(loopIds: readonly string[]): Promise<Map<string, StoredHead>>;
-  /** Stored versions of (loop, seq) pairs, keyed by versionKey(). */
-  versions(keys: readonly (readonly [string, number])[]): Promise<Map<string, StoredVersion>>;
+  /** Every stored version of the given (loop, seq) pairs but malformed rows, in the order stored (Kafka offset). */
+  versions(keys: readonly (readonly [string, number])[]): Promise<StoredVersion[]>;
 }
 
 /** Stored order state of craze incarnations. */

@@ -11,6 +11,8 @@ export interface SourceRecord {
   readonly topic: string;
   readonly partition: number;
   readonly offset: string;
+  /** The record's Kafka timestamp, ms since the epoch as decimal text. */
+  readonly timestamp: string;
   readonly key: Buffer | null;
   readonly value: Buffer | null;
 }
@@ -37,6 +39,8 @@ export interface Stream<Row extends KafkaColumns = KafkaColumns> {
   process(records: readonly SourceRecord[]): Promise<StreamBatch<Row>>;
   /** Writes rows with ONE insert: all of them land, or none. */
   insert(rows: readonly Row[]): Promise<void>;
+  /** Every row process() returned so far is durable (inserted, or found landed). */
+  durable(): void;
   /** Forgets every cache (after a rebalance). */
   reset(): void;
 }

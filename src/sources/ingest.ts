@@ -167,7 +167,7 @@ export class Ingestor {
     const from = next;
     const records: SourceRecord[] = batch.messages
       .filter((m) => BigInt(m.offset) >= from)
-      .map((m) => ({ topic, partition, offset: m.offset, key: m.key, value: m.value }));
+      .map((m) => ({ topic, partition, offset: m.offset, timestamp: m.timestamp, key: m.key, value: m.value }));
     if (records.length > 0) {
       const outcome = await stream.process(records);
       for (const [verdict, n] of outcome.verdicts) this.deps.metrics.records.inc({ stream: stream.name, verdict }, n);

@@ -1,6 +1,6 @@
 /**
  * Verifies one envelope against its loop's verified head: a pure function of
- * (head, envelope, the stored version of the same seq if any). The state lives
+ * (head, envelope, the stored versions of the same seq). The state lives
  * at the edge (memory for `agentledger verify`, ClickHouse for the consumer).
  *
  * Every link is checked; checking only the ends of a chain proves nothing.
@@ -51,23 +51,30 @@ function sameVersion(a: StoredVersion, e: LinkInput): boolean {
 
 const hex = (b: Buffer | undefined): string => (b ? b.toString('hex') : '');
 
+/**
+ * `versions` are every stored version of (loop, env.seq) that is not a
+ * redelivery, first stored first (the chain's own, then forks): a copy of any
+ * of them is a duplicate, so a fork redelivered is not a second fork; a new
+ * version is a fork, shown against the first.
+ */
 export function verifyLink(
   head: ChainHead | undefined,
   env: LinkInput,
-  stored: StoredVersion | undefined,
+  versions: readonly StoredVersion[],
   seqEncoding: SeqEncoding,
 ): Verification {
   const headSeq = head?.seq ?? 0;
 
   if (env.seq <= headSeq) {
     // Below or at the head: a redelivery, a second version, or a late arrival.
-    if (stored === undefined) {
+    const first = versions[0];
+    if (first === undefined) {
       return { verdict: 'regression', detail: `seq ${env.seq} arrived after seq ${headSeq} and was never seen before`, computedHash: undefined, head };
     }
-    if (sameVersion(stored, env)) return { verdict: 'duplicate', detail: '', computedHash: undefined, head };
+    if (versions.some((v) => sameVersion(v, env))) return { verdict: 'duplicate', detail: '', computedHash: undefined, head };
     return {
       verdict: 'fork',
-      detail: `seq ${env.seq} already stored with hash ${hex(stored.hash)}; this version carries ${hex(env.hash)}`,
+      detail: `seq ${env.seq} already stored with hash ${hex(first.hash)}; this version carries ${hex(env.hash)}`,
       computedHash: undefined,
       head,
     };

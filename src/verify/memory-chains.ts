@@ -1,17 +1,19 @@
 /**
  * Chain state held in memory: every loop's head and every version seen, for
- * `agentledger verify` over files and for the CPU benchmark. The consumer
- * keeps the same state in ClickHouse instead (sink/clickhouse/envelope-store.ts);
- * both answer the pipeline's ChainPort (pipeline/ports.ts): heads() and versions().
+ * `agentledger verify` over files and for the CPU benchmark. It verifies
+ * envelopes one by one in the order given, which makes it the reference the
+ * consumer must agree with whatever its batches and flushes. The consumer keeps
+ * the same state in ClickHouse (sink/clickhouse/envelope-store.ts); both answer
+ * the pipeline's ChainPort (pipeline/ports.ts): heads() and versions().
  */
 import type { Envelope } from '../decode/envelope.js';
 import { verifyLink, type ChainHead, type StoredVersion, type Verification } from './chain.js';
 import type { SeqEncoding } from './hash.js';
-import { versionKey } from '../sink/clickhouse/rows.js';
 
 export class MemoryChains {
   private readonly headByLoop = new Map<string, ChainHead>();
-  private readonly versionsByLoop = new Map<string, Map<number, StoredVersion>>();
+  /** Per loop and seq, every version that was not a redelivery, first seen first. */
+  private readonly versionsByLoop = new Map<string, Map<number, StoredVersion[]>>();
 
   constructor(private readonly seqEncoding: SeqEncoding) {}
 
@@ -29,27 +31,26 @@ export class MemoryChains {
     return Promise.resolve(found);
   }
 
-  /** ChainPort: the first version seen of each (loop, seq), keyed by versionKey(). */
-  versions(keys: readonly (readonly [string, number])[]): Promise<Map<string, StoredVersion>> {
-    const found = new Map<string, StoredVersion>();
+  /** ChainPort: every version of each (loop, seq), first seen first. */
+  versions(keys: readonly (readonly [string, number])[]): Promise<(StoredVersion & { loopId: string; seq: number })[]> {
+    const found: (StoredVersion & { loopId: string; seq: number })[] = [];
     for (const [loopId, seq] of keys) {
-      const version = this.versionsByLoop.get(loopId)?.get(seq);
-      if (version) found.set(versionKey(loopId, seq), version);
+      for (const v of this.versionsByLoop.get(loopId)?.get(seq) ?? []) found.push({ ...v, loopId, seq });
     }
     return Promise.resolve(found);
   }
 
   verify(env: Envelope): Verification {
-    let seen = this.versionsByLoop.get(env.loopId);
-    if (!seen) {
-      seen = new Map();
-      this.versionsByLoop.set(env.loopId, seen);
-    }
-    const result = verifyLink(this.headByLoop.get(env.loopId), env, seen.get(env.seq), this.seqEncoding);
+    let bySeq = this.versionsByLoop.get(env.loopId);
+    if (!bySeq) this.versionsByLoop.set(env.loopId, (bySeq = new Map()));
+    const versions = bySeq.get(env.seq);
+    const result = verifyLink(this.headByLoop.get(env.loopId), env, versions ?? [], this.seqEncoding);
     if (result.head) this.headByLoop.set(env.loopId, result.head);
-    // The first version of a seq is the one kept; a fork is evidence, not the chain.
-    if (!seen.has(env.seq) && result.verdict !== 'fork') {
-      seen.set(env.seq, { hash: env.hash, timeText: env.timeText, kind: env.kind, payload: env.payload });
+    // Every version but a redelivery is kept: a fork redelivered is a duplicate of it.
+    if (result.verdict !== 'duplicate') {
+      const version = { hash: env.hash, timeText: env.timeText, kind: env.kind, payload: env.payload };
+      if (versions) versions.push(version);
+      else bySeq.set(env.seq, [version]);
     }
     return result;
   }

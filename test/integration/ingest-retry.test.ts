@@ -39,6 +39,7 @@ class LostAnswerStream implements Stream<Row> {
     // The first insert lands, and then its answer is lost.
     return this.inserts === 1 ? Promise.reject(new Error('socket hang up')) : Promise.resolve();
   }
+  durable(): void {}
   reset(): void {}
 }
 

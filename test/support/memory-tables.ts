@@ -49,21 +49,16 @@ export class MemoryEnvelopeTable {
     return Promise.resolve(heads);
   }
 
-  /** The first stored non-fork version of each (loop, seq), by Kafka offset (envelope_versions.sql). */
-  versions(keys: readonly (readonly [string, number])[]): Promise<Map<string, StoredVersion>> {
+  /** Every stored version of each (loop, seq) but malformed rows, by Kafka offset (envelope_versions.sql). */
+  versions(keys: readonly (readonly [string, number])[]): Promise<StoredVersion[]> {
     this.reads.versions.push([...keys]);
-    const found = new Map<string, StoredVersion>();
+    const found: StoredVersion[] = [];
     for (const [loopId, seq] of keys) {
-      const first = this.rows
-        .filter((r) => r.loop_id === loopId && r.seq === seq && r.verdict !== 'fork' && r.verdict !== 'malformed')
-        .sort((a, b) => (BigInt(a.kafka_offset) < BigInt(b.kafka_offset) ? -1 : 1))[0];
-      if (first) {
-        found.set(`${loopId}\u0000${seq}`, {
-          hash: Buffer.from(first.hash, 'hex'),
-          timeText: first.time_text,
-          kind: first.kind,
-          payload: Buffer.from(first.payload, 'utf8'),
-        });
+      const rows = this.rows
+        .filter((r) => r.loop_id === loopId && r.seq === seq && r.verdict !== 'malformed')
+        .sort((a, b) => (BigInt(a.kafka_offset) < BigInt(b.kafka_offset) ? -1 : 1));
+      for (const r of rows) {
+        found.push({ loopId, seq, hash: Buffer.from(r.hash, 'hex'), timeText: r.time_text, kind: r.kind, payload: Buffer.from(r.payload, 'utf8') });
       }
     }
     return Promise.resolve(found);

@@ -5,7 +5,7 @@
  * only caches them.
  */
 import type { ClickHouseClient } from '@clickhouse/client';
-import { versionKey, type EnvelopeRow, type StoredHead, type StoredVersion } from './rows.js';
+import type { EnvelopeRow, StoredHead, StoredVersion } from './rows.js';
 import { partitionProgress, querySql, renderSql } from './sql.js';
 
 /** How many ids go into one IN list. */
@@ -41,15 +41,17 @@ export class EnvelopeStore {
     return heads;
   }
 
-  /** Stored versions of (loop, seq) pairs, keyed by versionKey(). */
-  async versions(keys: readonly (readonly [string, number])[]): Promise<Map<string, StoredVersion>> {
-    const found = new Map<string, StoredVersion>();
+  /** Every stored version of (loop, seq) pairs but malformed rows, in Kafka offset order. */
+  async versions(keys: readonly (readonly [string, number])[]): Promise<StoredVersion[]> {
+    const found: StoredVersion[] = [];
     for (let i = 0; i < keys.length; i += CHUNK) {
       const rows = await this.ch
         .query({ query: renderSql(querySql('envelope_versions'), { keys: keys.slice(i, i + CHUNK) }), format: 'JSONEachRow' })
         .then((r) => r.json<{ loop_id: string; seq: string | number; hash: string; time_text: string; kind: string; payload: string }>());
       for (const r of rows) {
-        found.set(versionKey(r.loop_id, Number(r.seq)), {
+        found.push({
+          loopId: r.loop_id,
+          seq: Number(r.seq),
           hash: Buffer.from(r.hash, 'hex'),
           timeText: r.time_text,
           kind: r.kind,

@@ -97,8 +97,10 @@ export interface StoredHead {
   readonly mismatched: boolean;
 }
 
-/** A stored version of a (loop, seq): what a redelivery or a fork is compared with. */
+/** A stored version of a (loop, seq): what a redelivery or a fork is compared with (envelope_versions.sql). */
 export interface StoredVersion {
+  readonly loopId: string;
+  readonly seq: number;
   readonly hash: Buffer;
   readonly timeText: string;
   readonly kind: string;
@@ -112,5 +114,4 @@ export interface IncarnationHead {
   readonly accountState: string;
 }
 
-export const versionKey = (loopId: string, seq: number): string => `${loopId}\u0000${seq}`;
 export const incarnationKey = (sessionId: string, incarnation: string): string => `${sessionId}\u0000${incarnation}`;

@@ -36,7 +36,7 @@ function journalValues(): string[] {
 }
 
 const asRecords = (values: readonly string[]): SourceRecord[] =>
-  values.map((v, i) => ({ topic: TOPIC, partition: 0, offset: String(i), key: null, value: Buffer.from(v) }));
+  values.map((v, i) => ({ topic: TOPIC, partition: 0, offset: String(i), timestamp: '1764504000000', key: null, value: Buffer.from(v) }));
 
 const event = (sessionId: string, incarnation: string, seq: number, body: object = { type: 'status', at: '2026-11-30T10:00:00Z' }): string =>
   JSON.stringify({ sessionId, incarnation, seq, event: body });
@@ -109,14 +109,14 @@ test('order verdicts: ok, gap, late; a redelivery is dropped whether it comes in
 
 test('a malformed craze record is a dead letter with its reason and a malformed row keeping its key and raw bytes', async () => {
   const raw = Buffer.from('{"sessionId":"s","incarnation":"i","seq":0,"event":{}}');
-  const record: SourceRecord = { topic: TOPIC, partition: 2, offset: '9', key: Buffer.from('s'), value: raw };
+  const record: SourceRecord = { topic: TOPIC, partition: 2, offset: '9', timestamp: '1764504000000', key: Buffer.from('s'), value: raw };
   const out = await new CrazeStream(TOPIC, new MemoryCrazeTable()).process([record], NOW);
   assert.equal(out.deadLetters.length, 1);
   assert.equal(out.deadLetters[0]!.record, record);
   const row = out.rows[0]!;
   assert.deepEqual(
     [row.session_id, row.incarnation, row.seq, row.verdict, row.detail, row.event, row.at, row.kafka_partition, row.kafka_offset],
-    ['s', '', 0, 'malformed', out.deadLetters[0]!.reason, raw.toString('base64'), '2026-11-30 12:00:00', 2, '9'],
+    ['s', '', 0, 'malformed', out.deadLetters[0]!.reason, raw.toString('base64'), '2025-11-30 12:00:00', 2, '9'],
   );
   assert.equal(row.report, 0);
   assert.equal(row.cost_pico, '0');

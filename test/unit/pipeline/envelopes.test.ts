@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { HeadCache, processEnvelopeBatch, type EnvelopeBatchOptions } from '../../../src/pipeline/envelopes.js';
+import { ChainState, processEnvelopeBatch, type EnvelopeBatchOptions } from '../../../src/pipeline/envelopes.js';
 import type { SourceRecord } from '../../../src/pipeline/stream.js';
 import type { EnvelopeRow } from '../../../src/sink/clickhouse/rows.js';
 import { DEFAULT_DECODE_OPTIONS } from '../../../src/decode/envelope.js';
@@ -28,17 +28,18 @@ interface Expected {
 const expected = JSON.parse(readFileSync(`${DIR}expected.json`, 'utf8')) as Expected[];
 
 const records = (lines: readonly string[], topic = 'agent.envelopes'): SourceRecord[] =>
-  lines.map((line, i) => ({ topic, partition: 0, offset: String(i), key: Buffer.from('k'), value: Buffer.from(line) }));
+  lines.map((line, i) => ({ topic, partition: 0, offset: String(i), timestamp: '1764504000000', key: Buffer.from('k'), value: Buffer.from(line) }));
 
 async function run(lines: readonly string[], options: EnvelopeBatchOptions, batchSize: number, rebalanceEachBatch: boolean) {
   const table = new MemoryEnvelopeTable();
-  let cache = new HeadCache();
+  const state = new ChainState(table);
   const all = records(lines);
   const verdicts = new Map<string, number>();
   for (let i = 0; i < all.length; i += batchSize) {
-    if (rebalanceEachBatch) cache = new HeadCache();
-    const out = await processEnvelopeBatch(all.slice(i, i + batchSize), cache, table, options, NOW);
+    if (rebalanceEachBatch) state.reset();
+    const out = await processEnvelopeBatch(all.slice(i, i + batchSize), state, options, NOW);
     await table.insert(out.rows);
+    state.flushed();
     for (const [v, n] of out.verdicts) verdicts.set(v, (verdicts.get(v) ?? 0) + n);
   }
   return { table, verdicts };
@@ -72,7 +73,7 @@ test('a row carries the envelope verbatim: hashes as hex, Time text, payload tex
   const line = readFileSync(`${DIR}honest.jsonl`, 'utf8').split('\n')[0]!;
   const value = JSON.parse(line) as { LoopID: string; Time: string; Kind: string; Payload: string; Hash: number[] };
   const table = new MemoryEnvelopeTable();
-  const out = await processEnvelopeBatch(records([line], 'topic-x'), new HeadCache(), table, { ...DEFAULT_DECODE_OPTIONS, seqEncoding: 'binary' }, NOW);
+  const out = await processEnvelopeBatch(records([line], 'topic-x'), new ChainState(table), { ...DEFAULT_DECODE_OPTIONS, seqEncoding: 'binary' }, NOW);
   assert.equal(out.rows.length, 1);
   const row = out.rows[0]!;
   assert.equal(row.loop_id, value.LoopID);
@@ -90,8 +91,8 @@ test('a row carries the envelope verbatim: hashes as hex, Time text, payload tex
 
 test('a malformed record is a dead letter with its reason and a malformed row keeping its key and raw bytes', async () => {
   const raw = Buffer.from('{"LoopID": 7, "this is": "not an envelope"}');
-  const record: SourceRecord = { topic: 't', partition: 3, offset: '41', key: Buffer.from('loop-key'), value: raw };
-  const out = await processEnvelopeBatch([record], new HeadCache(), new MemoryEnvelopeTable(), { ...DEFAULT_DECODE_OPTIONS, seqEncoding: 'binary' }, NOW);
+  const record: SourceRecord = { topic: 't', partition: 3, offset: '41', timestamp: '1764504000000', key: Buffer.from('loop-key'), value: raw };
+  const out = await processEnvelopeBatch([record], new ChainState(new MemoryEnvelopeTable()), { ...DEFAULT_DECODE_OPTIONS, seqEncoding: 'binary' }, NOW);
   assert.equal(out.deadLetters.length, 1);
   assert.equal(out.deadLetters[0]!.record, record);
   assert.ok(out.deadLetters[0]!.reason.length > 0);
@@ -99,7 +100,8 @@ test('a malformed record is a dead letter with its reason and a malformed row ke
     {
       loop_id: 'loop-key',
       seq: 0,
-      time: '2026-11-30 12:00:00',
+      // The record's Kafka timestamp: the same whichever member judges it.
+      time: '2025-11-30 12:00:00',
       time_text: '',
       kind: '',
       kind_class: '',
@@ -121,10 +123,13 @@ test('a malformed record is a dead letter with its reason and a malformed row ke
 test('heads are read from the store once per loop, then served from the cache', async () => {
   const lines = readFileSync(`${DIR}tampered-payload.jsonl`, 'utf8').split('\n').filter((l) => l.length > 0);
   const table = new MemoryEnvelopeTable();
-  const cache = new HeadCache();
+  const state = new ChainState(table);
   const all = records(lines);
   const options = { ...DEFAULT_DECODE_OPTIONS, seqEncoding: 'binary' as const };
-  for (let i = 0; i < all.length; i += 10) await table.insert((await processEnvelopeBatch(all.slice(i, i + 10), cache, table, options, NOW)).rows);
+  for (let i = 0; i < all.length; i += 10) {
+    await table.insert((await processEnvelopeBatch(all.slice(i, i + 10), state, options, NOW)).rows);
+    state.flushed();
+  }
   const asked = table.reads.heads.flat();
   assert.equal(asked.length, new Set(asked).size, 'no loop asked twice');
   assert.equal(new Set(asked).size, 5);
