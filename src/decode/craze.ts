@@ -28,13 +28,13 @@
  *
  * int64 exactness: the token and money integers of `state.usage` (every Spend
  * integer, contextTokens, contextWindow) are read as bigint from their digits
- * in the record text (objectMembers), never through a float, and must fit
- * int64. The other integers are small counters and codes, read as numbers and
+ * in the record text (objectMembers, money/int64-text.ts), never through a
+ * float, and must fit int64. The other integers are small counters and codes, read as numbers and
  * malformed unless they are safe integers.
  */
 import { z } from 'zod';
 import { objectMembers } from './json-spans.js';
-import { INT64_MAX, INT64_MIN } from '../money/picodollars.js';
+import { exactIntegerText, INT64_MAX, INT64_MIN } from '../money/int64-text.js';
 import { malformed, ok, parseJsonValue, type Decoded } from './result.js';
 import { parseRfc3339 } from './time.js';
 
@@ -59,34 +59,8 @@ export const CRAZE_EVENT_TYPES = [
   'ask',
   'compaction',
 ] as const;
-export type CrazeEventType = (typeof CRAZE_EVENT_TYPES)[number];
+type CrazeEventType = (typeof CRAZE_EVENT_TYPES)[number];
 const KNOWN_TYPES: ReadonlySet<string> = new Set(CRAZE_EVENT_TYPES);
-
-/** Stands for any integer too large to build (1e999999): beyond every range. */
-const HUGE = 2n ** 64n;
-const NUMBER_TEXT = /^(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/;
-
-/**
- * The exact integer a JSON number text denotes (`42`, `-7`, `1e3`, `5.0`), or
- * undefined for one that is not an integer (`1.5`). Range is the caller's
- * business; an absurd exponent yields ±2^64, outside every range.
- */
-export function exactIntegerText(text: string): bigint | undefined {
-  const m = NUMBER_TEXT.exec(text);
-  if (!m) return undefined;
-  const frac = m[3] ?? '';
-  let digits = `${m[2]}${frac}`.replace(/^0+/, '');
-  if (digits === '') return 0n;
-  let scale = Number(m[4] ?? '0') - frac.length;
-  while (scale < 0 && digits.endsWith('0')) {
-    digits = digits.slice(0, -1);
-    scale++;
-  }
-  if (scale < 0) return undefined;
-  const sign = m[1] === '-' ? -1n : 1n;
-  if (digits.length + scale > 40) return sign * HUGE;
-  return sign * BigInt(digits) * 10n ** BigInt(scale);
-}
 
 // --- field schemas -----------------------------------------------------------
 
@@ -117,7 +91,7 @@ const effort = z.string().refine((s) => s.length >= 1 && codePoints(s) <= 32, 'a
 
 // --- nested shapes ($defs), with the schema's JSON names ---------------------
 
-export const toolOutputSchema = z.object({
+const toolOutputSchema = z.object({
   /** Present, 0 included, whenever the tool reported one; undefined otherwise. */
   exitCode: smallInt.optional(),
   stdout: str,
@@ -128,7 +102,7 @@ export const toolOutputSchema = z.object({
   truncated: bool,
 });
 
-export const diffSchema = z.object({
+const diffSchema = z.object({
   path: str,
   oldText: str,
   newText: str,
@@ -137,7 +111,7 @@ export const diffSchema = z.object({
   truncated: bool,
 });
 
-export const taskSchema = z.object({
+const taskSchema = z.object({
   description: str,
   prompt: str,
   model: str,
@@ -149,7 +123,7 @@ export const taskSchema = z.object({
   background: bool,
 });
 
-export const toolEventSchema = z.object({
+const toolEventSchema = z.object({
   id: str,
   name: str,
   status: str,
@@ -166,19 +140,19 @@ export const toolEventSchema = z.object({
   at: time,
 });
 
-export const todoSchema = z.object({ id: str, content: str, status: str });
+const todoSchema = z.object({ id: str, content: str, status: str });
 
-export const permissionOptionSchema = z.object({ optionId: str, name: str, kind: str });
+const permissionOptionSchema = z.object({ optionId: str, name: str, kind: str });
 
-export const permissionSchema = z.object({
+const permissionSchema = z.object({
   id: str,
   tool: str,
   options: z.array(permissionOptionSchema).default([]),
 });
 
-export const optionSchema = z.object({ id: str, label: str, description: str });
+const optionSchema = z.object({ id: str, label: str, description: str });
 
-export const questionItemSchema = z.object({
+const questionItemSchema = z.object({
   id: str,
   prompt: str,
   options: z.array(optionSchema).default([]),
@@ -186,9 +160,9 @@ export const questionItemSchema = z.object({
 });
 
 /** Question id -> chosen option ids; null (a nil list) is kept apart from []. */
-export const answersSchema = z.record(z.string(), z.array(z.string()).nullable());
+const answersSchema = z.record(z.string(), z.array(z.string()).nullable());
 
-export const questionSchema = z.object({
+const questionSchema = z.object({
   id: str,
   title: str,
   questions: z.array(questionItemSchema).default([]),
@@ -196,7 +170,7 @@ export const questionSchema = z.object({
   answers: answersSchema.optional(),
 });
 
-export const planSchema = z.object({
+const planSchema = z.object({
   id: str,
   name: str,
   overview: str,
@@ -206,7 +180,7 @@ export const planSchema = z.object({
   accepted: bool,
 });
 
-export const subagentSchema = z.object({
+const subagentSchema = z.object({
   id: str,
   attemptId: str,
   parentId: str,
@@ -232,14 +206,14 @@ export const subagentSchema = z.object({
   background: bool,
 });
 
-export const queuedSchema = z.object({
+const queuedSchema = z.object({
   id: str,
   text: str,
   queuedAt: time,
   version: nonNegative.default(0),
 });
 
-export const pluginCommandSchema = z.object({
+const pluginCommandSchema = z.object({
   plugin: str,
   bare: str,
   display: str,
@@ -248,13 +222,13 @@ export const pluginCommandSchema = z.object({
   kind: str,
 });
 
-export const commandSchema = z.object({
+const commandSchema = z.object({
   pluginCommand: pluginCommandSchema.optional(),
   path: str,
   text: str,
 });
 
-export const foreignTurnSchema = z.object({
+const foreignTurnSchema = z.object({
   id: str,
   text: str,
   /** Open string; '' is grok's interjection fallback. */
@@ -262,7 +236,7 @@ export const foreignTurnSchema = z.object({
   running: bool,
 });
 
-export const turnSchema = z.object({
+const turnSchema = z.object({
   id: str,
   phase: str,
   text: str,
@@ -275,13 +249,13 @@ export const turnSchema = z.object({
   pending: nonNegative.default(0),
 });
 
-export const askBodySchema = z.object({
+const askBodySchema = z.object({
   permission: permissionSchema.optional(),
   question: questionSchema.optional(),
   plan: planSchema.optional(),
 });
 
-export const askSchema = z.object({
+const askSchema = z.object({
   id: str,
   kind: str,
   outcome: str,
@@ -294,27 +268,28 @@ export const askSchema = z.object({
   body: askBodySchema.optional(),
 });
 
+/**
+ * The integers of a `spend` section, in the order reports and rollups list
+ * them: read exactly here, measured one by one by account/craze-spend.ts.
+ * `reasoning` is part of `output`; `costPicoUsd` is the priced part's
+ * picodollars, a floor when `unpriced`.
+ */
+export const SPEND_FIELDS = ['input', 'output', 'reasoning', 'cacheRead', 'cacheCreation', 'costPicoUsd'] as const;
+
 /** Every key required, as craze always writes them. */
-export const spendSchema = z.object({
-  input: int64,
-  output: int64,
-  /** Part of output. */
-  reasoning: int64,
-  cacheRead: int64,
-  cacheCreation: int64,
-  /** Picodollars of the priced part; a floor when unpriced. */
-  costPicoUsd: int64,
+const spendSchema = z.object({
+  ...(Object.fromEntries(SPEND_FIELDS.map((f) => [f, int64])) as Record<(typeof SPEND_FIELDS)[number], typeof int64>),
   unpriced: z.boolean(),
 });
 
-export const usageSchema = z.object({
+const usageSchema = z.object({
   contextTokens: int64,
   contextWindow: int64,
   turn: spendSchema,
   session: spendSchema,
 });
 
-export const catalogModelSchema = z.object({
+const catalogModelSchema = z.object({
   id: maxLen(256),
   name: maxLen(128),
   /** 0 when absent (a model not remembered). */
@@ -324,14 +299,14 @@ export const catalogModelSchema = z.object({
   switchEffort: effort.default(''),
 });
 
-export const catalogSchema = z.object({
+const catalogSchema = z.object({
   models: z.array(catalogModelSchema).max(512, 'at most 512 models').default([]),
   revision: nonNegative,
 });
 
-export const selectValueSchema = z.object({ value: str, name: str });
+const selectValueSchema = z.object({ value: str, name: str });
 
-export const configOptionSchema = z.object({
+const configOptionSchema = z.object({
   id: str,
   name: str,
   category: str,
@@ -340,14 +315,14 @@ export const configOptionSchema = z.object({
   selectValues: z.array(selectValueSchema).default([]),
 });
 
-export const configSchema = z.object({ options: z.array(configOptionSchema).default([]) });
-export const commandInfoSchema = z.object({ name: str, description: str });
-export const commandsSchema = z.object({ commands: z.array(commandInfoSchema).default([]) });
-export const pluginsSchema = z.object({ plugins: z.array(pluginCommandSchema).default([]) });
+const configSchema = z.object({ options: z.array(configOptionSchema).default([]) });
+const commandInfoSchema = z.object({ name: str, description: str });
+const commandsSchema = z.object({ commands: z.array(commandInfoSchema).default([]) });
+const pluginsSchema = z.object({ plugins: z.array(pluginCommandSchema).default([]) });
 
-export const slashSettingSchema = z.object({ kind: str, value: str });
+const slashSettingSchema = z.object({ kind: str, value: str });
 
-export const slashRunSchema = z.object({
+const slashRunSchema = z.object({
   kind: z.string(),
   method: str,
   param: str,
@@ -359,7 +334,7 @@ export const slashRunSchema = z.object({
   reason: str,
 });
 
-export const slashItemSchema = z.object({
+const slashItemSchema = z.object({
   name: z.string().min(1),
   description: str,
   source: str,
@@ -370,8 +345,8 @@ export const slashItemSchema = z.object({
   run: slashRunSchema.optional(),
 });
 
-export type SlashItem = z.output<typeof slashItemSchema>;
-export interface SlashCatalog {
+type SlashItem = z.output<typeof slashItemSchema>;
+interface SlashCatalog {
   items: SlashItem[];
 }
 
@@ -379,7 +354,7 @@ export interface SlashCatalog {
 const ONE_TOKEN = /^[^\s\p{Cc}]+$/u;
 
 /** Row by row: a bad row is dropped alone, never the section or the event. */
-export const slashSchema = z.unknown().transform((v): SlashCatalog => {
+const slashSchema = z.unknown().transform((v): SlashCatalog => {
   const rows = isObject(v) && Array.isArray(v.items) ? (v.items as unknown[]) : [];
   const items: SlashItem[] = [];
   for (const row of rows) {
@@ -389,9 +364,9 @@ export const slashSchema = z.unknown().transform((v): SlashCatalog => {
   return { items };
 });
 
-export const sendNowSchema = z.object({ armed: bool, text: str, fromRow: str, turn: str });
+const sendNowSchema = z.object({ armed: bool, text: str, fromRow: str, turn: str });
 
-export const stateSchema = z.object({
+const stateSchema = z.object({
   /** A section absent from the delta was not touched: undefined, not ''. */
   title: z.string().optional(),
   mode: z.string().optional(),
@@ -411,9 +386,9 @@ export const stateSchema = z.object({
   indexErr: str,
 });
 
-export const replaySchema = z.object({ phase: str });
+const replaySchema = z.object({ phase: str });
 
-export const compactionSchema = z.object({
+const compactionSchema = z.object({
   phase: str,
   /** auto, manual, overflow — open. */
   reason: str,
@@ -423,7 +398,7 @@ export const compactionSchema = z.object({
 });
 
 /** All three keys required; `class` is open. */
-export const errorSchema = z.object({
+const errorSchema = z.object({
   message: z.string(),
   class: z.string(),
   code: smallInt,
@@ -458,56 +433,19 @@ const eventShape = {
   stopReason: str,
   at: time,
 };
-export const eventFieldsSchema = z.object(eventShape);
+const eventFieldsSchema = z.object(eventShape);
 
 // --- types ---------------------------------------------------------------------
 
-export type ToolOutput = z.output<typeof toolOutputSchema>;
-export type ToolDiff = z.output<typeof diffSchema>;
-export type TaskInfo = z.output<typeof taskSchema>;
-export type ToolEvent = z.output<typeof toolEventSchema>;
-export type Todo = z.output<typeof todoSchema>;
-export type PermissionOption = z.output<typeof permissionOptionSchema>;
-export type PermissionRequest = z.output<typeof permissionSchema>;
-export type QuestionOption = z.output<typeof optionSchema>;
-export type QuestionItem = z.output<typeof questionItemSchema>;
-export type Answers = z.output<typeof answersSchema>;
-export type QuestionEvent = z.output<typeof questionSchema>;
-export type PlanEvent = z.output<typeof planSchema>;
-export type SubagentInfo = z.output<typeof subagentSchema>;
-export type QueuedPrompt = z.output<typeof queuedSchema>;
-export type PluginCommand = z.output<typeof pluginCommandSchema>;
-export type ExpandedCommand = z.output<typeof commandSchema>;
-export type ForeignTurn = z.output<typeof foreignTurnSchema>;
-export type TurnInfo = z.output<typeof turnSchema>;
-export type AskBody = z.output<typeof askBodySchema>;
-export type AskUpdate = z.output<typeof askSchema>;
-export type Spend = z.output<typeof spendSchema>;
-export type UsageState = z.output<typeof usageSchema>;
-export type CatalogModel = z.output<typeof catalogModelSchema>;
-export type CatalogState = z.output<typeof catalogSchema>;
-export type SelectValue = z.output<typeof selectValueSchema>;
-export type ConfigOption = z.output<typeof configOptionSchema>;
-export type ConfigState = z.output<typeof configSchema>;
-export type CommandInfo = z.output<typeof commandInfoSchema>;
-export type CommandsState = z.output<typeof commandsSchema>;
-export type PluginsState = z.output<typeof pluginsSchema>;
-export type SlashRun = z.output<typeof slashRunSchema>;
-export type SlashSetting = z.output<typeof slashSettingSchema>;
-export type SendNowState = z.output<typeof sendNowSchema>;
-export type StateDelta = z.output<typeof stateSchema>;
-export type ReplayInfo = z.output<typeof replaySchema>;
-export type CompactionInfo = z.output<typeof compactionSchema>;
-export type ErrorInfo = z.output<typeof errorSchema>;
-export type CrazeEventFields = z.output<typeof eventFieldsSchema>;
+type CrazeEventFields = z.output<typeof eventFieldsSchema>;
 
 /** A codec event: one of the 19 known types, or a newer one kept as `known: false`. */
-export type CrazeEvent =
+type CrazeEvent =
   | (CrazeEventFields & { readonly type: CrazeEventType; readonly known: true })
   | (CrazeEventFields & { readonly type: string; readonly known: false });
 
 /** What our journal shipper adds about the file a record came from. */
-export interface CrazeJournalInfo {
+interface CrazeJournalInfo {
   readonly cwd: string;
   readonly provider: string;
   readonly crazeVersion: string;
@@ -536,8 +474,6 @@ function describe(issue: z.core.$ZodIssue | undefined, prefix: string): string {
   const path = [prefix, ...issue.path.map(String)].filter((p) => p !== '').join('.');
   return `${path}: ${issue.message}`;
 }
-
-const SPEND_INTEGERS = ['input', 'output', 'reasoning', 'cacheRead', 'cacheCreation', 'costPicoUsd'] as const;
 
 /** Replaces the number at obj[key] by the exact integer its text denotes. */
 function exactInto(obj: Record<string, unknown>, texts: Map<string, string>, key: string): void {
@@ -568,7 +504,7 @@ function overlayExactIntegers(event: Record<string, unknown>, eventText: string)
     const spendText = texts.get(part);
     if (!isObject(spend) || spendText === undefined) continue;
     const spendTexts = objectMembers(spendText);
-    for (const field of SPEND_INTEGERS) exactInto(spend, spendTexts, field);
+    for (const field of SPEND_FIELDS) exactInto(spend, spendTexts, field);
   }
 }
 

@@ -9,6 +9,7 @@
  * `json.RawMessage` members as the producer's own text.
  */
 import { z } from 'zod';
+import { exactIntegerText, INT64_MAX, INT64_MIN, UINT64_MAX } from '../money/int64-text.js';
 import { usdTextToPico } from '../money/picodollars.js';
 import { objectMembers } from './json-spans.js';
 import { malformed, ok, type Decoded } from './result.js';
@@ -125,16 +126,17 @@ const schemas = new Map<KindName, z.ZodType>(
 
 const ZERO_USD: Usd = { text: '0', pico: 0n };
 
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+
 function exactInt(text: string | undefined, field: string, unsigned: boolean): bigint | string {
   if (text === undefined || text === 'null') return 0n;
-  if (!/^-?\d+$/.test(text)) {
-    // JSON allows 1e3 or 5.0 for an integer; only exact when it is a safe one.
-    const n = Number(text);
-    if (!Number.isSafeInteger(n)) return `${field}: ${text} is not an exact integer`;
-    return BigInt(n);
-  }
-  const v = BigInt(text);
-  if (unsigned ? v > 0xffff_ffff_ffff_ffffn || v < 0n : v > 0x7fff_ffff_ffff_ffffn || v < -0x8000_0000_0000_0000n) {
+  const v = exactIntegerText(text);
+  // JSON allows 1e3 or 5.0 for an integer. Go writes integers as plain
+  // digits, so another spelling came through a float: beyond 2^53 its digits
+  // may already be rounded, and it is refused as not exact.
+  const plain = /^-?\d+$/.test(text);
+  if (v === undefined || (!plain && (v > MAX_SAFE || v < -MAX_SAFE))) return `${field}: ${text} is not an exact integer`;
+  if (unsigned ? v > UINT64_MAX || v < 0n : v > INT64_MAX || v < INT64_MIN) {
     return `${field}: ${text} does not fit ${unsigned ? 'uint64' : 'int64'}`;
   }
   return v;

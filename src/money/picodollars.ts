@@ -5,24 +5,18 @@
  * converted from that text, rounding half to even at 10⁻¹², never by
  * multiplying a float.
  */
-
-/** The range of an Int64 column (and of Go's int64): about ±$9.2M in picodollars. */
-export const INT64_MAX = 9_223_372_036_854_775_807n;
-export const INT64_MIN = -9_223_372_036_854_775_808n;
-
-const NUMBER_TEXT = /^(-)?(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/;
+import { numberText } from './int64-text.js';
 
 /**
  * Converts the decimal text of a USD amount to picodollars, rounding half to
  * even. Returns undefined for text that is not a JSON number.
  */
 export function usdTextToPico(text: string): bigint | undefined {
-  const m = NUMBER_TEXT.exec(text);
-  if (!m) return undefined;
-  const negative = m[1] === '-';
-  const digits = (m[2] ?? '') + (m[3] ?? '');
-  // value = digits × 10^(exp - fractionLength); picodollars = value × 10^12
-  const exponent = Number(m[4] ?? '0') - (m[3]?.length ?? 0) + 12;
+  const n = numberText(text);
+  if (!n) return undefined;
+  const { negative, digits } = n;
+  // value = digits × 10^scale; picodollars = value × 10^12
+  const exponent = n.scale + 12;
   if (!Number.isSafeInteger(exponent) || exponent > 40) return undefined;
   let pico: bigint;
   if (exponent >= 0) {

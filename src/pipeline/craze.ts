@@ -4,8 +4,9 @@
  * derive per event its spend (the accounting of src/account/, state restored
  * from the store) and its outcome columns.
  */
-import { classifyTurnEnding, IncarnationSpend, type IncarnationSpendState } from '../account/craze.js';
-import { decodeCrazeRecord, type CrazeRecord } from '../decode/craze.js';
+import { crazeEventOutcome, type CrazeEventOutcome } from '../account/craze-outcomes.js';
+import { IncarnationSpend, type IncarnationSpendState } from '../account/craze-spend.js';
+import { decodeCrazeRecord } from '../decode/craze.js';
 import { parseRfc3339, toClickHouseDateTime } from '../decode/time.js';
 import { incarnationKey, type CrazeRow } from '../sink/clickhouse/rows.js';
 import { checkCrazeSeq } from '../verify/craze-seq.js';
@@ -19,17 +20,6 @@ export type CrazeStorePort = IncarnationPort & ProgressPort & InsertPort<CrazeRo
 /** Columns every row carries, filled per event by what it is. */
 type PerEventColumns = 'session_id' | 'incarnation' | 'seq' | 'event_type' | 'at' | 'at_text' | 'agent' | 'replayed' | 'event' | 'verdict' | 'detail';
 type KafkaColumnNames = 'kafka_topic' | 'kafka_partition' | 'kafka_offset' | 'ingested_at';
-
-/**
- * What survives between events of an incarnation: where the spend method
- * stands (previous report, turn boundary, model), not the outcome lists,
- * which live in rows. Kept on every row so any row restores it.
- */
-function compactState(spend: IncarnationSpend): IncarnationSpendState {
-  const full = spend.toJSON();
-  const empty = new IncarnationSpend(full.sessionId, full.incarnation).toJSON();
-  return { ...full, totals: empty.totals, byModel: [], scopes: [] };
-}
 
 function emptyRow(): Omit<CrazeRow, PerEventColumns | KafkaColumnNames> {
   return {
@@ -70,43 +60,31 @@ function emptyRow(): Omit<CrazeRow, PerEventColumns | KafkaColumnNames> {
   };
 }
 
-/** The outcome columns an event carries on its own (no state needed). */
-function outcomeColumns(e: CrazeRecord['event']): Partial<CrazeRow> {
-  const out: Partial<CrazeRow> = {};
-  if (e.type === 'turn' && e.turn?.phase === 'ended') {
-    out['turn_id'] = e.turn.id;
-    out['turn_outcome'] = classifyTurnEnding(e.turn);
-    out['turn_synthetic'] = e.turn.synthetic ? 1 : 0;
-    out['err_class'] = e.turn.errClass;
-  }
-  if (e.type === 'subagent' && e.subagent) {
-    out['subagent_id'] = e.subagent.id;
-    out['subagent_attempt'] = e.subagent.attemptId;
-    out['subagent_change'] = e.subagentChange;
-    out['subagent_status'] = e.subagent.status;
-  }
-  if (e.type === 'tool' && e.tool) {
-    out['tool_name'] = e.tool.name;
-    out['tool_kind'] = e.tool.kind;
-    out['tool_status'] = e.tool.status;
-    out['tool_exit_code'] = e.tool.output?.exitCode ?? -1;
-  }
-  if (e.type === 'ask' && e.ask) {
-    out['ask_kind'] = e.ask.kind;
-    out['ask_outcome'] = e.ask.outcome;
-    out['ask_by'] = e.ask.by;
-  }
-  if (e.type === 'compaction' && e.compaction) {
-    out['compaction_phase'] = e.compaction.phase;
-    out['compaction_reason'] = e.compaction.reason;
-    out['tokens_before'] = e.compaction.tokensBefore;
-    out['tokens_after'] = e.compaction.tokensAfter;
-  }
-  if (e.err) {
-    out['error_class'] = e.err.class;
-    out['error_code'] = e.err.code;
-  }
-  return out;
+/** An event's outcome values (account/craze-outcomes.ts) as row columns; -1 is "no exit code". */
+function outcomeColumns(o: CrazeEventOutcome): Partial<CrazeRow> {
+  return {
+    ...(o.turn && {
+      turn_id: o.turn.id,
+      turn_outcome: o.turn.outcome,
+      turn_synthetic: o.turn.synthetic ? 1 : 0,
+      err_class: o.turn.errClass,
+    }),
+    ...(o.subagent && {
+      subagent_id: o.subagent.id,
+      subagent_attempt: o.subagent.attemptId,
+      subagent_change: o.subagent.change,
+      subagent_status: o.subagent.status,
+    }),
+    ...(o.tool && { tool_name: o.tool.name, tool_kind: o.tool.kind, tool_status: o.tool.status, tool_exit_code: o.tool.exitCode ?? -1 }),
+    ...(o.ask && { ask_kind: o.ask.kind, ask_outcome: o.ask.outcome, ask_by: o.ask.by }),
+    ...(o.compaction && {
+      compaction_phase: o.compaction.phase,
+      compaction_reason: o.compaction.reason,
+      tokens_before: o.compaction.tokensBefore,
+      tokens_after: o.compaction.tokensAfter,
+    }),
+    ...(o.error && { error_class: o.error.class, error_code: o.error.code }),
+  };
 }
 
 export class CrazeStream implements Stream<CrazeRow> {
@@ -173,7 +151,6 @@ export class CrazeStream implements Stream<CrazeRow> {
     const deadLetters: DeadLetter[] = [];
     const verdicts = new Map<string, number>();
     const count = (v: string): void => void verdicts.set(v, (verdicts.get(v) ?? 0) + 1);
-    const touched = new Set<string>();
 
     decoded.forEach((d, i) => {
       const record = records[i]!;
@@ -213,7 +190,6 @@ export class CrazeStream implements Stream<CrazeRow> {
       let report: ReturnType<IncarnationSpend['feed']>;
       if (verdict !== 'late') {
         report = account.feed({ ...r.event, seq: r.seq });
-        touched.add(key);
       }
       seen.add(seqKey);
       count(verdict);
@@ -249,22 +225,17 @@ export class CrazeStream implements Stream<CrazeRow> {
               model: report.model,
             }
           : {}),
-        ...outcomeColumns(e),
-        account_state: verdict === 'late' ? '' : JSON.stringify(compactState(account)),
+        ...outcomeColumns(crazeEventOutcome(e)),
+        // Where the spend method stands, on every row, so any row restores it.
+        account_state: verdict === 'late' ? '' : JSON.stringify(account.toJSON()),
         ...kafkaColumns(record, ingestedAt),
       });
     });
-    // Outcome lists accumulate inside an account; they live in the rows, so
-    // start each batch from the compact state and keep memory bounded.
-    for (const key of touched) {
-      const account = this.accounts.get(key);
-      if (account) this.accounts.set(key, IncarnationSpend.fromJSON(compactState(account)));
-    }
     return { rows, deadLetters, verdicts };
   }
 
-  insert(rows: readonly CrazeRow[]): Promise<void> {
-    return this.store.insert(rows);
+  insert(rows: readonly CrazeRow[], queryId?: string): Promise<void> {
+    return this.store.insert(rows, queryId);
   }
 }
 

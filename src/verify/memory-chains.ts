@@ -42,7 +42,7 @@ export class MemoryChains {
 
   verify(env: Envelope): Verification {
     let bySeq = this.versionsByLoop.get(env.loopId);
-    if (!bySeq) this.versionsByLoop.set(env.loopId, (bySeq = new Map()));
+    if (!bySeq) this.versionsByLoop.set(env.loopId, (bySeq = new Map<number, StoredVersion[]>()));
     const versions = bySeq.get(env.seq);
     const result = verifyLink(this.headByLoop.get(env.loopId), env, versions ?? [], this.seqEncoding);
     if (result.head) this.headByLoop.set(env.loopId, result.head);
