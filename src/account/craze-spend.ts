@@ -29,6 +29,7 @@
  * its `state.model` is not the session's model.
  */
 import { SPEND_FIELDS } from '../decode/craze.js';
+import { INT64_MAX } from '../money/int64-text.js';
 
 /** One Spend section of a usage report; token counts and cost as bigint. */
 export interface Spend {
@@ -93,6 +94,12 @@ export interface ReportSpend {
   readonly turnGrowth: SpendAmounts;
   /** A turn began between the previous report and this one. */
   readonly turnBegan: boolean;
+  /**
+   * Set when a growth does not fit the Int64 it is stored in (only corrupt
+   * input gets there: −9e18 then +9e18): the report counts nothing, and this
+   * says why, instead of a wrapped number.
+   */
+  readonly impossible?: string;
 }
 
 /** A Spend with its bigints as decimal strings: bigint does not survive JSON.stringify. */
@@ -229,14 +236,18 @@ export class IncarnationSpend {
       costPicoUsd: max3(sessionGrowth.costPicoUsd, turnGrowth.costPicoUsd),
       unpriced,
     };
+    const tooLarge = SPEND_FIELDS.filter((f) => spend[f] > INT64_MAX);
     const report: ReportSpend = {
       seq: ev.seq,
       at: ev.at ?? null,
       model: this.model,
-      spend,
+      spend: tooLarge.length === 0 ? spend : { ...ZERO_SPEND, unpriced },
       sessionGrowth,
       turnGrowth,
       turnBegan: this.turnBegan,
+      ...(tooLarge.length === 0
+        ? {}
+        : { impossible: `usage report at seq ${ev.seq}: growth of ${tooLarge.map((f) => `${f} ${spend[f]}`).join(', ')} exceeds Int64; counted as 0` }),
     };
     this.prevSession = usage.session;
     this.prevTurn = usage.turn;

@@ -76,6 +76,13 @@ export const envSchema = z.object({
   AGENTLEDGER_BATCH_MAX_ROWS: positiveInt(1_000_000).default(5000),
   /** Longest a row waits in a batch before a flush, in ms. Default `1000`. */
   AGENTLEDGER_BATCH_MAX_WAIT_MS: positiveInt(600_000).default(1000),
+  /**
+   * Bytes of rows (estimated from their text) per ClickHouse insert before a
+   * flush. Default `16777216` (16 MiB). Kept well under the ~256 MiB at which
+   * current ClickHouse splits one insert into several parts, which would make
+   * it land in pieces. At most 134217728.
+   */
+  AGENTLEDGER_BATCH_MAX_BYTES: positiveInt(128 * 1024 * 1024).default(16 * 1024 * 1024),
   /** Port of the Prometheus `/metrics` endpoint; `0` turns it off. Default `9464`. */
   AGENTLEDGER_METRICS_PORT: z.coerce
     .number({ message: 'expected a port number' })
@@ -112,7 +119,7 @@ export interface Config {
     readonly database: string;
   };
   readonly redis: { readonly url: string; readonly queuePrefix: string };
-  readonly batch: { readonly maxRows: number; readonly maxWaitMs: number };
+  readonly batch: { readonly maxRows: number; readonly maxWaitMs: number; readonly maxBytes: number };
   readonly envelopes: { readonly seqEncoding: 'binary' | 'decimal'; readonly maxPayloadBytes: number };
   readonly metricsPort: number;
   readonly logLevel: Env['AGENTLEDGER_LOG_LEVEL'];
@@ -166,7 +173,7 @@ export function parseConfig(env: NodeJS.ProcessEnv): Config {
       database: e.AGENTLEDGER_CLICKHOUSE_DATABASE,
     },
     redis: { url: e.AGENTLEDGER_REDIS_URL, queuePrefix: e.AGENTLEDGER_QUEUE_PREFIX },
-    batch: { maxRows: e.AGENTLEDGER_BATCH_MAX_ROWS, maxWaitMs: e.AGENTLEDGER_BATCH_MAX_WAIT_MS },
+    batch: { maxRows: e.AGENTLEDGER_BATCH_MAX_ROWS, maxWaitMs: e.AGENTLEDGER_BATCH_MAX_WAIT_MS, maxBytes: e.AGENTLEDGER_BATCH_MAX_BYTES },
     envelopes: { seqEncoding: e.AGENTLEDGER_SEQ_ENCODING, maxPayloadBytes: e.AGENTLEDGER_MAX_PAYLOAD_BYTES },
     metricsPort: e.AGENTLEDGER_METRICS_PORT,
     logLevel: e.AGENTLEDGER_LOG_LEVEL,

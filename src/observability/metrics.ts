@@ -41,6 +41,11 @@ export function createMetrics() {
       help: 'Failed ClickHouse inserts (retried; consumption pauses meanwhile)',
       registers: [registry],
     }),
+    fenced: new Counter({
+      name: 'agentledger_fenced_flushes_total',
+      help: 'Flushes refused because this member no longer owned its partitions (its buffer was dropped for the new owner)',
+      registers: [registry],
+    }),
     paused: new Gauge({
       name: 'agentledger_consumer_paused',
       help: '1 while consumption is paused because ClickHouse is slow or down',

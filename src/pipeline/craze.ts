@@ -92,24 +92,36 @@ export class CrazeStream implements Stream<CrazeRow> {
   /** Accounting per (session, incarnation) of sessions whose heads are loaded. */
   private readonly accounts = new Map<string, IncarnationSpend>();
   private readonly loadedSessions = new Set<string>();
+  /** (session, incarnation, seq) judged since the last flush: stored as far as order is concerned. */
+  private readonly pendingSeen = new Set<string>();
 
   constructor(
     readonly topic: string,
     private readonly store: CrazeStorePort,
   ) {}
 
-  progress(partition: number): Promise<bigint> {
-    return this.store.progress(this.topic, partition);
+  progress(partition: number, since?: number): Promise<bigint> {
+    return this.store.progress(this.topic, partition, since);
   }
 
-  durable(): void {}
+  /** craze_events has no derived table. */
+  derive(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  /** The rows judged so far are durable: what was pending is the store's now. */
+  durable(): void {
+    this.pendingSeen.clear();
+  }
 
   reset(): void {
     this.accounts.clear();
     this.loadedSessions.clear();
+    this.pendingSeen.clear();
   }
 
-  async process(records: readonly SourceRecord[], now: Date = new Date()): Promise<StreamBatch<CrazeRow>> {
+  /** `since` is unused: craze heads are read from craze_events itself (see README, "Speed"). */
+  async process(records: readonly SourceRecord[], _since?: number, now: Date = new Date()): Promise<StreamBatch<CrazeRow>> {
     const ingestedAt = toClickHouseDateTime({ seconds: Math.floor(now.getTime() / 1000), nanos: 0 });
     const decoded = records.map((r) => decodeCrazeRecord(r.value));
 
@@ -131,21 +143,19 @@ export class CrazeStream implements Stream<CrazeRow> {
       for (const s of missing) this.loadedSessions.add(s);
     }
 
-    // Seqs at or below their incarnation's head: stored already (a redelivery) or late.
-    const headSeq = new Map<string, number>();
-    const inBatch = new Set<string>();
-    const lookups: [string, string, number][] = [];
+    // Seqs at or below their incarnation's head as the batch starts: stored
+    // already (a redelivery) or late. What this process judged since its last
+    // flush is pending, and counts as stored (a redelivery before the flush is
+    // still a redelivery); the rest is asked of the store in one query.
+    const lookups = new Map<string, [string, string, number]>();
     for (const d of decoded) {
       if (!d.ok) continue;
       const { sessionId, incarnation, seq } = d.value;
       const key = incarnationKey(sessionId, incarnation);
-      const head = headSeq.get(key) ?? this.accounts.get(key)?.headSeq ?? 0;
       const seqKey = `${key}\u0000${seq}`;
-      if (seq <= head && !inBatch.has(seqKey)) lookups.push([sessionId, incarnation, seq]);
-      inBatch.add(seqKey);
-      headSeq.set(key, Math.max(head, seq));
+      if (seq <= (this.accounts.get(key)?.headSeq ?? 0) && !this.pendingSeen.has(seqKey)) lookups.set(seqKey, [sessionId, incarnation, seq]);
     }
-    const seen = lookups.length > 0 ? await this.store.seen(lookups) : new Set<string>();
+    const seen = lookups.size > 0 ? await this.store.seen([...lookups.values()]) : new Set<string>();
 
     const rows: CrazeRow[] = [];
     const deadLetters: DeadLetter[] = [];
@@ -181,7 +191,7 @@ export class CrazeStream implements Stream<CrazeRow> {
         account = new IncarnationSpend(r.sessionId, r.incarnation);
         this.accounts.set(key, account);
       }
-      const { verdict, detail } = checkCrazeSeq(account.headSeq, r.seq, seen.has(seqKey));
+      const { verdict, detail } = checkCrazeSeq(account.headSeq, r.seq, seen.has(seqKey) || this.pendingSeen.has(seqKey));
       // A redelivery is dropped: the first copy is stored already.
       if (verdict === 'duplicate') {
         count(verdict);
@@ -190,8 +200,11 @@ export class CrazeStream implements Stream<CrazeRow> {
       let report: ReturnType<IncarnationSpend['feed']>;
       if (verdict !== 'late') {
         report = account.feed({ ...r.event, seq: r.seq });
+        // An impossible growth is refused with its reason (dead letter and
+        // detail), never stored wrapped; the method goes on from this report.
+        if (report?.impossible) deadLetters.push({ record, reason: report.impossible });
       }
-      seen.add(seqKey);
+      this.pendingSeen.add(seqKey);
       count(verdict);
       const e = r.event;
       const at = e.at ? parseRfc3339(e.at) : undefined;
@@ -207,12 +220,12 @@ export class CrazeStream implements Stream<CrazeRow> {
         replayed: e.replayed ? 1 : 0,
         event: r.eventText,
         verdict,
-        detail,
+        detail: report?.impossible ? (detail === '' ? report.impossible : `${detail}; ${report.impossible}`) : detail,
         cwd: r.journal?.cwd ?? '',
         provider: r.journal?.provider ?? '',
         craze_version: r.journal?.crazeVersion ?? '',
         model: account.currentModel,
-        ...(report
+        ...(report && report.impossible === undefined
           ? {
               report: 1,
               cost_pico: report.spend.costPicoUsd.toString(),

@@ -7,20 +7,23 @@
  */
 import { decodeEnvelope, type DecodeOptions, type Envelope } from '../decode/envelope.js';
 import { clampDetail, outsideDateTime, parseRfc3339, toClickHouseDateTime } from '../decode/time.js';
-import { verifyLink, type ChainHead, type StoredVersion, type Verdict, type Verification } from '../verify/chain.js';
+import { isViolation, verifyLink, type ChainHead, type StoredVersion, type Verdict, type Verification } from '../verify/chain.js';
 import type { SeqEncoding } from '../verify/hash.js';
 import type { EnvelopeRow, StoredHead } from '../sink/clickhouse/rows.js';
 import { kafkaColumns, malformedColumns } from './malformed.js';
-import type { ChainPort, InsertPort, ProgressPort } from './ports.js';
+import type { ChainPort, DerivePort, InsertPort, ProgressPort } from './ports.js';
 import type { DeadLetter, SourceRecord, Stream, StreamBatch } from './stream.js';
 
 export type BatchOutcome = StreamBatch<EnvelopeRow>;
 
 /** What the envelope pipeline reads and writes. */
-export type EnvelopeStorePort = ChainPort & ProgressPort & InsertPort<EnvelopeRow>;
+export type EnvelopeStorePort = ChainPort & ProgressPort & InsertPort<EnvelopeRow> & DerivePort<EnvelopeRow>;
+
+/** A loop's head, and the Kafka partition of the record that set it (when known). */
+export type LoopHead = ChainHead & { readonly partition?: number };
 
 /** A stored head as the verifier's: its Time parsed (a stored head was decoded, so it parses). */
-function chainHead(stored: StoredHead): ChainHead | null {
+function loopHead(stored: StoredHead): LoopHead | null {
   const time = parseRfc3339(stored.timeText);
   return time ? { ...stored, time } : null;
 }
@@ -31,12 +34,12 @@ function chainHead(stored: StoredHead): ChainHead | null {
  * loop's chain while this one did not own its partition.
  */
 export class HeadCache {
-  private readonly heads = new Map<string, ChainHead | null>();
+  private readonly heads = new Map<string, LoopHead | null>();
   constructor(private readonly limit = 200_000) {}
-  get(loopId: string): ChainHead | null | undefined {
+  get(loopId: string): LoopHead | null | undefined {
     return this.heads.get(loopId);
   }
-  set(loopId: string, head: ChainHead | null): void {
+  set(loopId: string, head: LoopHead | null): void {
     this.heads.delete(loopId);
     this.heads.set(loopId, head);
     if (this.heads.size > this.limit) {
@@ -62,7 +65,7 @@ const versionKey = (loopId: string, seq: number): string => `${loopId}\u0000${se
 export class ChainState {
   private readonly durable: HeadCache;
   /** Heads moved by rows not yet durable. */
-  private readonly pendingHeads = new Map<string, ChainHead>();
+  private readonly pendingHeads = new Map<string, LoopHead>();
   /** Versions of (loop, seq) in rows not yet durable, in offset order. */
   private readonly pendingVersions = new Map<string, StoredVersion[]>();
 
@@ -92,8 +95,8 @@ export class ChainState {
    * smaller than one batch cannot drop any): pending, else cached, else read
    * from the store in one query.
    */
-  async heads(loopIds: Iterable<string>): Promise<Map<string, ChainHead | undefined>> {
-    const heads = new Map<string, ChainHead | undefined>();
+  async heads(loopIds: Iterable<string>, since = 0): Promise<Map<string, LoopHead | undefined>> {
+    const heads = new Map<string, LoopHead | undefined>();
     const unknown: string[] = [];
     for (const loopId of loopIds) {
       if (heads.has(loopId)) continue;
@@ -103,10 +106,10 @@ export class ChainState {
       heads.set(loopId, cached ?? undefined);
     }
     if (unknown.length > 0) {
-      const loaded = await this.store.heads(unknown);
+      const loaded = await this.store.heads(unknown, since);
       for (const loopId of unknown) {
         const stored = loaded.get(loopId);
-        const head = stored ? chainHead(stored) : null;
+        const head = stored ? loopHead(stored) : null;
         this.durable.set(loopId, head);
         heads.set(loopId, head ?? undefined);
       }
@@ -118,9 +121,9 @@ export class ChainState {
     return this.pendingVersions.get(versionKey(loopId, seq));
   }
 
-  /** Records a judged envelope as pending: its head, and (unless dropped as a redelivery) its version. */
-  judged(env: Envelope, result: Verification): void {
-    if (result.head && result.head !== this.pendingHeads.get(env.loopId)) this.pendingHeads.set(env.loopId, result.head);
+  /** Records a judged envelope as pending: the loop's head after it, and (unless dropped as a redelivery) its version. */
+  judged(env: Envelope, result: Verification, head: LoopHead | undefined): void {
+    if (head && head !== this.pendingHeads.get(env.loopId)) this.pendingHeads.set(env.loopId, head);
     if (result.verdict === 'duplicate') return;
     const key = versionKey(env.loopId, env.seq);
     const version: StoredVersion = { hash: env.hash, timeText: env.timeText, kind: env.kind, payload: env.payload };
@@ -139,6 +142,7 @@ export async function processEnvelopeBatch(
   state: ChainState,
   options: EnvelopeBatchOptions,
   now: Date = new Date(),
+  since = 0,
 ): Promise<BatchOutcome> {
   const ingestedAt = toClickHouseDateTime({ seconds: Math.floor(now.getTime() / 1000), nanos: 0 });
   const decoded: (Envelope | string)[] = records.map((r) => {
@@ -148,7 +152,7 @@ export async function processEnvelopeBatch(
 
   const loopIds: string[] = [];
   for (const d of decoded) if (typeof d !== 'string') loopIds.push(d.loopId);
-  const heads = await state.heads(loopIds);
+  const heads = await state.heads(loopIds, since);
 
   // Stored versions of seqs at or below their loop's head as the batch
   // starts (a redelivery, a fork or a late arrival), in one query. The store
@@ -202,8 +206,9 @@ export async function processEnvelopeBatch(
     }
     const result = verifyLink(head, d, versions, options.seqEncoding);
     count(result.verdict);
-    heads.set(d.loopId, result.head);
-    state.judged(d, result);
+    const next: LoopHead | undefined = result.head === head || result.head === undefined ? head : { ...result.head, partition: record.partition };
+    heads.set(d.loopId, next);
+    state.judged(d, result, next);
     // A redelivery is dropped: the first copy is stored already, or pending.
     if (result.verdict === 'duplicate') return;
     const first = versions[0];
@@ -218,7 +223,7 @@ export async function processEnvelopeBatch(
       computed_hash: result.computedHash?.toString('hex') ?? '',
       payload: d.payloadText,
       verdict: result.verdict,
-      detail: withClamp(result.detail, d),
+      detail: withClamp(withMove(result, head, record), d),
       evidence:
         result.verdict === 'fork' && first
           ? JSON.stringify({ stored: { hash: first.hash.toString('hex'), time: first.timeText, kind: first.kind, payload: first.payload.toString('utf8') } })
@@ -230,6 +235,16 @@ export async function processEnvelopeBatch(
 }
 
 const NO_VERSIONS: readonly StoredVersion[] = [];
+
+/**
+ * A violation's detail, plus the likely cause when the loop's head came from
+ * another Kafka partition: its key moved, which adding partitions to a live
+ * topic does (README, "Growing a topic").
+ */
+function withMove(result: Verification, head: LoopHead | undefined, record: SourceRecord): string {
+  if (head?.partition === undefined || head.partition === record.partition || !isViolation(result.verdict)) return result.detail;
+  return `${result.detail}; loop seen in partition ${head.partition} before, now in ${record.partition}: its key moved between partitions (were partitions added to a live topic?)`;
+}
 
 /** A verdict's detail, plus a note when the Time does not fit a DateTime and is stored clamped. */
 function withClamp(detail: string, env: Envelope): string {
@@ -251,16 +266,20 @@ export class EnvelopeStream implements Stream<EnvelopeRow> {
     this.state = new ChainState(store);
   }
 
-  progress(partition: number): Promise<bigint> {
-    return this.store.progress(this.topic, partition);
+  progress(partition: number, since?: number): Promise<bigint> {
+    return this.store.progress(this.topic, partition, since);
   }
 
-  process(records: readonly SourceRecord[]): Promise<StreamBatch<EnvelopeRow>> {
-    return processEnvelopeBatch(records, this.state, this.options);
+  process(records: readonly SourceRecord[], since?: number): Promise<StreamBatch<EnvelopeRow>> {
+    return processEnvelopeBatch(records, this.state, this.options, new Date(), since);
   }
 
-  insert(rows: readonly EnvelopeRow[]): Promise<void> {
-    return this.store.insert(rows);
+  derive(rows: readonly EnvelopeRow[]): Promise<void> {
+    return this.store.derive(rows);
+  }
+
+  insert(rows: readonly EnvelopeRow[], queryId?: string): Promise<void> {
+    return this.store.insert(rows, queryId);
   }
 
   durable(): void {

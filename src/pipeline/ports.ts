@@ -8,20 +8,34 @@
  */
 import type { IncarnationHead, StoredHead, StoredVersion } from '../sink/clickhouse/rows.js';
 
-/** Durable progress of one partition: the offset after its last stored record (0 when none). */
+/**
+ * Durable progress of one partition: the offset after its last stored record
+ * (0 when none), among the rows inserted at or after `since` (Unix seconds; 0
+ * reads all): the caller knows nothing later than its last commit was
+ * inserted before that.
+ */
 export interface ProgressPort {
-  progress(topic: string, partition: number): Promise<bigint>;
+  progress(topic: string, partition: number, since?: number): Promise<bigint>;
 }
 
-/** Writes rows with ONE insert: all of them land, or none. */
+/** Writes rows with ONE insert: all of them land, or none. `queryId` names it on the server (to settle it after a lost answer). */
 export interface InsertPort<Row> {
-  insert(rows: readonly Row[]): Promise<void>;
+  insert(rows: readonly Row[], queryId?: string): Promise<void>;
+}
+
+/** Idempotent writes derived from rows already durable (a store's small side tables), repeated until they succeed. */
+export interface DerivePort<Row> {
+  derive(rows: readonly Row[]): Promise<void>;
 }
 
 /** Stored chain state of loops. */
 export interface ChainPort {
-  /** Verified heads of the given loops; loops with no stored envelope are absent. */
-  heads(loopIds: readonly string[]): Promise<Map<string, StoredHead>>;
+  /**
+   * Verified heads of the given loops; loops with no stored envelope are
+   * absent. `since` as for ProgressPort: envelopes inserted before it are
+   * reflected in the store's own heads table already.
+   */
+  heads(loopIds: readonly string[], since?: number): Promise<Map<string, StoredHead>>;
   /** Every stored version of the given (loop, seq) pairs but malformed rows, in the order stored (Kafka offset). */
   versions(keys: readonly (readonly [string, number])[]): Promise<StoredVersion[]>;
 }

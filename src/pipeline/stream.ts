@@ -33,12 +33,19 @@ export interface Stream<Row extends KafkaColumns = KafkaColumns> {
   /** Short name for logs and metrics: `envelopes`, `craze`. */
   readonly name: string;
   readonly topic: string;
-  /** The offset after the last record of this partition whose row is stored (0 when none). */
-  progress(partition: number): Promise<bigint>;
-  /** Records (in partition order, already past `progress`) -> rows and dead letters. */
-  process(records: readonly SourceRecord[]): Promise<StreamBatch<Row>>;
-  /** Writes rows with ONE insert: all of them land, or none. */
-  insert(rows: readonly Row[]): Promise<void>;
+  /**
+   * The offset after the last record of this partition whose row is stored (0
+   * when none). `since` (Unix seconds, 0 when unknown): every row of this
+   * partition that the last offset commit does not cover was inserted at or
+   * after it, which lets the store read only recent parts.
+   */
+  progress(partition: number, since?: number): Promise<bigint>;
+  /** Records of one partition (in order, already past `progress`) -> rows and dead letters; `since` as for progress(). */
+  process(records: readonly SourceRecord[], since?: number): Promise<StreamBatch<Row>>;
+  /** Writes rows with ONE insert, named `queryId` on the server: all of them land, or none. */
+  insert(rows: readonly Row[], queryId?: string): Promise<void>;
+  /** After `rows` are durable (inserted, or found landed): the store's idempotent derived writes, before the offset commit. */
+  derive(rows: readonly Row[]): Promise<void>;
   /** Every row process() returned so far is durable (inserted, or found landed). */
   durable(): void;
   /** Forgets every cache (after a rebalance). */

@@ -9,17 +9,31 @@
  * 2. A batch's rows are buffered; its offsets are resolved (so kafkajs fetches
  *    on) but NOT committed.
  * 3. A flush sends the dead letters (acks from all replicas), then writes all
- *    buffered rows with ONE insert, then commits the offsets after them. A
- *    crash before the insert loses only uncommitted, unstored work, read again
- *    on restart; a crash after it is caught by step 1.
+ *    buffered rows with ONE insert per table, then commits the offsets after
+ *    them. A crash before the insert loses only uncommitted, unstored work,
+ *    read again on restart; a crash after it is caught by step 1. The insert
+ *    is one part: one ingested_at for the whole flush (the partition key), a
+ *    cap on its bytes (current ClickHouse splits inserts above ~256 MiB).
  * 4. While ClickHouse fails, consumption pauses and the flush is retried with
- *    heartbeats; nothing is dropped.
+ *    heartbeats on a timer; nothing is dropped. An insert whose answer was
+ *    lost is first made to finish (its query_id is looked up and killed), and
+ *    only then is it checked whether it landed.
  * 5. A rebalance drops the buffer and every cache: the rows were not durable,
  *    their offsets not committed, and the next owner of each partition reads
  *    state back from ClickHouse.
+ * 6. Fencing: right before every insert, the member proves it still owns its
+ *    partitions (an offset commit of what is already durable, which the group
+ *    coordinator refuses from a member it expelled). A member that fails it
+ *    drops its buffer and stops flushing until it has joined again. An insert
+ *    that slips through anyway (a pause between the check and the insert) is
+ *    harmless: verdicts are a pure function of durable state and the records,
+ *    so its rows are the owner's rows and collapse with them.
  */
+import { randomUUID } from 'node:crypto';
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { Consumer, EachBatchPayload, Kafka, Producer } from 'kafkajs';
+import { toClickHouseDateTime } from '../decode/time.js';
+import { settleQuery } from '../sink/clickhouse/sql.js';
 import type { Config } from '../config/index.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
@@ -35,20 +49,83 @@ export interface IngestDeps {
   readonly metrics: Metrics;
 }
 
+interface Position {
+  readonly topic: string;
+  readonly partition: number;
+  readonly offset: string;
+  /**
+   * Commit metadata: the Unix seconds of the flush that made `offset` durable
+   * (its ingested_at). A later reader knows every row past the commit was
+   * inserted after it, and reads only recent parts.
+   */
+  readonly metadata?: string;
+}
+
+/**
+ * How far apart two members' clocks (and a flush's stamp and its commit) may
+ * be: read-backs look at rows inserted since (last commit's stamp − this).
+ */
+const CLOCK_SLACK_SECONDS = 15 * 60;
+
+const sinceOf = (metadata: string | null | undefined): number => {
+  const stamp = Number(metadata);
+  return metadata && Number.isSafeInteger(stamp) && stamp > CLOCK_SLACK_SECONDS ? stamp - CLOCK_SLACK_SECONDS : 0;
+};
+
 interface Pending {
   /** Rows per stream, each written by one insert into its table. */
   rows: Map<Stream, KafkaColumns[]>;
   deadLetters: DeadLetter[];
   /** Next offset to commit per "topic:partition", once the rows are durable. */
-  positions: Map<string, { topic: string; partition: number; offset: string }>;
+  positions: Map<string, Position>;
   since: number;
-  /** Inserts tried for this buffer so far (a retry first checks whether the last one landed). */
-  attempts: number;
+  /** Rows and dead letters buffered, and their estimated size in bytes. */
+  count: number;
+  bytes: number;
+  /** The ingested_at of every row of this buffer (and its Unix seconds), set at its first flush attempt and kept by retries. */
+  stamp: string | undefined;
+  stampSeconds: number;
+  /** Streams whose rows are durable (inserted, or found landed); their derived writes may still be due. */
+  landed: Set<Stream>;
+  /** The query_id of the last insert tried per stream (a retry settles it, then checks whether it landed). */
+  tried: Map<Stream, string>;
 }
 
-const emptyPending = (): Pending => ({ rows: new Map(), deadLetters: [], positions: new Map(), since: 0, attempts: 0 });
-const rowCount = (p: Pending): number => [...p.rows.values()].reduce((n, r) => n + r.length, 0);
+const emptyPending = (): Pending => ({
+  rows: new Map(),
+  deadLetters: [],
+  positions: new Map(),
+  since: 0,
+  count: 0,
+  bytes: 0,
+  stamp: undefined,
+  stampSeconds: 0,
+  landed: new Set(),
+  tried: new Map(),
+});
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** A row's size as JSONEachRow text, roughly: its strings' lengths plus a little per column. */
+function approxBytes(row: object): number {
+  let n = 2;
+  for (const v of Object.values(row)) n += typeof v === 'string' ? v.length + 20 : 24;
+  return n;
+}
+
+/** kafkajs's errors for a member the group no longer counts as the owner of its partitions. */
+const MEMBERSHIP_ERRORS = new Set(['UNKNOWN_MEMBER_ID', 'ILLEGAL_GENERATION', 'REBALANCE_IN_PROGRESS', 'FENCED_INSTANCE_ID']);
+
+/**
+ * The group-membership error behind `err`, if that is what it is: kafkajs's
+ * retrier wraps the coordinator's answer (KafkaJSNonRetriableError, the
+ * answer as `cause`), and its runner recognises only the bare one.
+ */
+export function membershipError(err: unknown): Error | undefined {
+  for (let e = err, depth = 0; typeof e === 'object' && e !== null && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    if (MEMBERSHIP_ERRORS.has(String((e as { type?: unknown }).type))) return e as Error;
+  }
+  return undefined;
+}
 
 export class Ingestor {
   private readonly consumer: Consumer;
@@ -56,6 +133,14 @@ export class Ingestor {
   private readonly byTopic: Map<string, Stream>;
   /** Next offset to process per "topic:partition"; absent until read back from ClickHouse. */
   private readonly progress = new Map<string, bigint>();
+  /** Per "topic:partition", the offset after the last record known durable (read back, or flushed). */
+  private readonly durable = new Map<string, Position>();
+  /** Per "topic:partition", the Unix seconds since which rows not covered by the last commit were inserted (0: unknown). */
+  private readonly since = new Map<string, number>();
+  /** The group's committed offsets and their metadata per topic, read once per generation. */
+  private readonly committed = new Map<string, Promise<Map<number, { offset: string; metadata: string | null }>>>();
+  /** Set when this member failed to prove it owns its partitions: no timer flush until it joins again. */
+  private fenced = false;
   private pending = emptyPending();
   private lock: Promise<unknown> = Promise.resolve();
   private timer: NodeJS.Timeout | undefined;
@@ -108,9 +193,8 @@ export class Ingestor {
       // Idleness is measured from owning partitions, not from waiting for them
       // (a killed member holds its partitions until its session times out).
       this.lastActivity = Date.now();
-      this.pending = emptyPending();
-      this.progress.clear();
-      for (const stream of this.streams) stream.reset();
+      this.dropState();
+      this.fenced = false;
       log.info('joined consumer group', { memberId: e.payload.memberId, assignment: e.payload.memberAssignment });
     });
     this.consumer.on(this.consumer.events.CRASH, (e) => {
@@ -126,8 +210,18 @@ export class Ingestor {
     });
     const tick = Math.max(50, Math.floor(config.batch.maxWaitMs / 2));
     this.timer = setInterval(() => {
-      if (this.inFlight === 0 && !this.stopping) void this.flushIfDue(false, true).catch(() => undefined);
+      if (this.inFlight === 0 && !this.stopping && !this.fenced) void this.flushIfDue(false, true).catch(() => undefined);
     }, tick);
+  }
+
+  /** Forgets the buffer and everything read back: it belongs to a generation this member no longer owns. */
+  private dropState(): void {
+    this.pending = emptyPending();
+    this.progress.clear();
+    this.durable.clear();
+    this.since.clear();
+    this.committed.clear();
+    for (const stream of this.streams) stream.reset();
   }
 
   private withLock<T>(fn: () => Promise<T>): Promise<T> {
@@ -160,21 +254,33 @@ export class Ingestor {
     const tp = `${topic}:${partition}`;
     let next = this.progress.get(tp);
     if (next === undefined) {
-      // Step 1.
-      next = await stream.progress(partition);
+      // Step 1. The last commit dates the rows it does not cover, so only
+      // recent parts are read; its offset is durable already (committed after
+      // the insert), and the stored rows say how far past it they reach.
+      const commit = (await this.committedOffsets(topic)).get(partition);
+      const since = sinceOf(commit?.metadata);
+      const stored = await stream.progress(partition, since);
+      const committed = commit && Number(commit.offset) >= 0 ? BigInt(commit.offset) : 0n;
+      next = stored > committed ? stored : committed;
       this.progress.set(tp, next);
+      this.since.set(tp, since);
+      this.durable.set(tp, { topic, partition, offset: next.toString(), ...(commit?.metadata ? { metadata: commit.metadata } : {}) });
     }
     const from = next;
     const records: SourceRecord[] = batch.messages
       .filter((m) => BigInt(m.offset) >= from)
       .map((m) => ({ topic, partition, offset: m.offset, timestamp: m.timestamp, key: m.key, value: m.value }));
     if (records.length > 0) {
-      const outcome = await stream.process(records);
+      const outcome = await stream.process(records, this.since.get(tp) ?? 0);
       for (const [verdict, n] of outcome.verdicts) this.deps.metrics.records.inc({ stream: stream.name, verdict }, n);
       this.processed.set(stream.name, (this.processed.get(stream.name) ?? 0) + records.length);
       let rows = this.pending.rows.get(stream);
       if (!rows) this.pending.rows.set(stream, (rows = []));
-      for (const row of outcome.rows) rows.push(row);
+      for (const row of outcome.rows) {
+        rows.push(row);
+        this.pending.bytes += approxBytes(row);
+      }
+      this.pending.count += outcome.rows.length + outcome.deadLetters.length;
       this.pending.deadLetters.push(...outcome.deadLetters);
     }
     const after = BigInt(batch.lastOffset()) + 1n;
@@ -184,18 +290,41 @@ export class Ingestor {
     this.deps.metrics.lag.set({ topic, partition: String(partition) }, Number(BigInt(batch.highWatermark) - after));
   }
 
+  /** The group's committed offsets of a topic, with their metadata: read once per generation. */
+  private committedOffsets(topic: string): Promise<Map<number, { offset: string; metadata: string | null }>> {
+    let found = this.committed.get(topic);
+    if (!found) {
+      found = (async () => {
+        const admin = this.deps.kafka.admin();
+        await admin.connect();
+        try {
+          const [offsets] = await admin.fetchOffsets({ groupId: this.deps.config.kafka.groupId, topics: [topic] });
+          return new Map((offsets?.partitions ?? []).map((p) => [p.partition, { offset: p.offset, metadata: p.metadata }]));
+        } finally {
+          await admin.disconnect();
+        }
+      })();
+      // A failed read is retried by the next batch, not cached.
+      found.catch(() => this.committed.delete(topic));
+      this.committed.set(topic, found);
+    }
+    return found;
+  }
+
   /**
    * Runs `work` until it succeeds. Meanwhile consumption is paused (no
    * prefetching while ClickHouse is down) and the group is kept informed with
-   * heartbeats; a rebalance makes heartbeat() throw, which abandons the batch
-   * (step 5).
+   * heartbeats on a timer, during the work and between tries, so a long
+   * read-back or outage does not get the member expelled. A rebalance makes
+   * heartbeat() throw, which abandons the batch (step 5).
    */
   private async untilDone(heartbeat: () => Promise<void>, work: () => Promise<void>): Promise<void> {
-    const { log, metrics } = this.deps;
+    const { log, metrics, config } = this.deps;
     const topics = this.streams.map((s) => ({ topic: s.topic }));
+    const beat = Math.max(500, Math.floor(config.kafka.sessionTimeoutMs / 10));
     for (let attempt = 0; ; attempt++) {
       try {
-        await work();
+        await this.whileBeating(heartbeat, beat, work);
         if (this.paused) {
           this.paused = false;
           metrics.paused.set(0);
@@ -204,8 +333,11 @@ export class Ingestor {
         }
         return;
       } catch (err) {
-        metrics.insertFailures.inc();
+        // Not ClickHouse's fault: this member lost its partitions. Abandon the batch; kafkajs rejoins.
         if (this.stopping) throw err;
+        const lost = membershipError(err);
+        if (lost) throw lost;
+        metrics.insertFailures.inc();
         if (!this.paused) {
           this.paused = true;
           metrics.paused.set(1);
@@ -213,10 +345,27 @@ export class Ingestor {
         }
         const wait = Math.min(30_000, 250 * 2 ** Math.min(attempt, 7));
         log.warn('ClickHouse failed; consumption paused, retrying', { attempt: attempt + 1, inMs: wait, error: err instanceof Error ? err.message : String(err) });
-        await heartbeat();
-        await sleep(wait);
+        await this.whileBeating(heartbeat, beat, () => sleep(wait));
       }
     }
+  }
+
+  /** Runs `work` with a heartbeat every `every` ms; a failed heartbeat fails it (once the work is over). */
+  private async whileBeating(heartbeat: () => Promise<void>, every: number, work: () => Promise<void>): Promise<void> {
+    let failure: Error | undefined;
+    const timer = setInterval(() => {
+      heartbeat().catch((err: unknown) => {
+        failure ??= err instanceof Error ? err : new Error(String(err));
+        this.fenced = true;
+      });
+    }, every);
+    try {
+      await work();
+    } finally {
+      clearInterval(timer);
+    }
+    if (failure !== undefined) throw failure;
+    await heartbeat();
   }
 
   /**
@@ -230,17 +379,43 @@ export class Ingestor {
       const p = this.pending;
       // Every buffered row has its partition's position recorded, so an empty
       // positions map means an empty buffer.
-      if (p.positions.size === 0 || (fromTimer && this.rebalancing)) return;
-      const full = rowCount(p) + p.deadLetters.length >= config.batch.maxRows;
+      if (p.positions.size === 0 || (fromTimer && (this.rebalancing || this.fenced))) return;
+      const full = p.count >= config.batch.maxRows || p.bytes >= config.batch.maxBytes;
       if (!force && !full && Date.now() - p.since < config.batch.maxWaitMs) return;
       await this.flush(p);
       if (this.pending === p) this.pending = emptyPending();
     });
   }
 
-  /** Step 3: dead letters, then one insert, then the offset commit. */
+  /**
+   * Step 6: proves this member still owns the partitions it is about to
+   * write, by committing again the offsets already durable (the coordinator
+   * refuses a commit from an expelled member or an old generation). On
+   * refusal the buffer is dropped: another member owns those records now.
+   */
+  private async fence(p: Pending): Promise<void> {
+    const durable = [...p.positions.keys()].map((tp) => this.durable.get(tp)).filter((d): d is Position => d !== undefined);
+    try {
+      await this.consumer.commitOffsets(durable);
+    } catch (err) {
+      this.fenced = true;
+      const lost = membershipError(err);
+      if (!lost) throw err;
+      this.deps.metrics.fenced.inc();
+      this.deps.log.warn('this member no longer owns its partitions; its buffer is dropped, the new owner reads the records again', {
+        buffered: p.count,
+        error: lost.message,
+      });
+      if (this.pending === p) this.dropState();
+      throw lost;
+    }
+    this.fenced = false;
+  }
+
+  /** Step 3: dead letters, then one insert per table, then the offset commit. */
   private async flush(p: Pending): Promise<void> {
-    const { config, metrics } = this.deps;
+    const { config, metrics, clickhouse } = this.deps;
+    await this.fence(p);
     if (p.deadLetters.length > 0) {
       await this.producer.send({
         topic: config.kafka.topics.deadLetter,
@@ -260,29 +435,57 @@ export class Ingestor {
       // Sent: a retry of this flush must not send them again.
       p.deadLetters = [];
     }
+    // One ingested_at for the whole flush, kept by its retries: ingested_at is
+    // the partition key, so the insert is one part, and a retried insert lands
+    // in the partition of the first.
+    if (p.stamp === undefined) {
+      p.stampSeconds = Math.floor(Date.now() / 1000);
+      p.stamp = toClickHouseDateTime({ seconds: p.stampSeconds, nanos: 0 });
+      for (const rows of p.rows.values()) for (const row of rows) row.ingested_at = p.stamp;
+    }
     // One insert per table. Each table is the progress of its own topic's
     // partitions, so a crash between two inserts leaves each topic either
     // stored or to be read again, never half.
     for (const [stream, rows] of p.rows) {
       if (rows.length === 0) continue;
-      if (p.attempts > 0 && (await this.landed(stream, rows))) {
-        // A failed attempt whose insert reached ClickHouse after all (the
-        // response was lost): inserting again would store every row twice.
-        p.rows.delete(stream);
-        continue;
+      if (!p.landed.has(stream)) {
+        const previous = p.tried.get(stream);
+        // A failed attempt may still be running on the server (its answer was
+        // lost, not its work): let it finish or kill it, then ask whether it
+        // landed. Inserting again first could store every row twice.
+        if (previous !== undefined) await settleQuery(clickhouse, previous);
+        if (previous === undefined || !(await this.landed(stream, rows, p.stampSeconds))) {
+          const queryId = `agentledger-${stream.name}-${randomUUID()}`;
+          p.tried.set(stream, queryId);
+          const started = process.hrtime.bigint();
+          await stream.insert(rows, queryId);
+          metrics.insertSeconds.observe({ stream: stream.name }, Number(process.hrtime.bigint() - started) / 1e9);
+          metrics.batchRows.observe({ stream: stream.name }, rows.length);
+        }
+        p.landed.add(stream);
+        stream.durable();
       }
-      const started = process.hrtime.bigint();
-      p.attempts++;
-      await stream.insert(rows);
-      metrics.insertSeconds.observe({ stream: stream.name }, Number(process.hrtime.bigint() - started) / 1e9);
-      metrics.batchRows.observe({ stream: stream.name }, rows.length);
+      // The store's derived tables (loop_heads), idempotent, before the commit
+      // that dates them: a failure here is retried with the flush.
+      await stream.derive(rows);
       p.rows.delete(stream);
     }
-    if (p.positions.size > 0) {
-      // The rows are durable: committing now only saves re-reading them.
-      await this.consumer.commitOffsets([...p.positions.values()]).catch((err: unknown) => {
-        this.deps.log.warn('offset commit failed (progress is kept in ClickHouse)', { error: err instanceof Error ? err.message : String(err) });
-      });
+    const metadata = String(p.stampSeconds);
+    const commits = [...p.positions.values()].map((position) => ({ ...position, metadata }));
+    for (const c of commits) this.durable.set(`${c.topic}:${c.partition}`, c);
+    if (commits.length > 0) {
+      // The rows are durable: committing now only saves re-reading them, and
+      // dates them for the next reader. A refusal means this member lost its
+      // partitions: no timer flush until it joins again.
+      await this.consumer
+        .commitOffsets(commits)
+        .then(() => {
+          for (const c of commits) this.since.set(`${c.topic}:${c.partition}`, sinceOf(metadata));
+        })
+        .catch((err: unknown) => {
+          this.fenced = true;
+          this.deps.log.warn('offset commit failed (progress is kept in ClickHouse)', { error: err instanceof Error ? err.message : String(err) });
+        });
       p.positions.clear();
     }
   }
@@ -291,9 +494,11 @@ export class Ingestor {
    * Whether an insert of `rows` is in ClickHouse: its rows land together, so
    * the last row's offset being below its partition's stored progress says so.
    */
-  private async landed(stream: Stream, rows: readonly KafkaColumns[]): Promise<boolean> {
+  private async landed(stream: Stream, rows: readonly KafkaColumns[], stampSeconds: number): Promise<boolean> {
     const last = rows[rows.length - 1];
-    return last !== undefined && (await stream.progress(last.kafka_partition)) > BigInt(last.kafka_offset);
+    // If it landed, it carries this flush's stamp: only parts since then are read.
+    const since = Math.max(0, stampSeconds - CLOCK_SLACK_SECONDS);
+    return last !== undefined && (await stream.progress(last.kafka_partition, since)) > BigInt(last.kafka_offset);
   }
 
   /**
@@ -324,7 +529,7 @@ export class Ingestor {
 
   /** Rows and dead letters waiting for a flush. */
   get buffered(): number {
-    return rowCount(this.pending) + this.pending.deadLetters.length;
+    return this.pending.count;
   }
 
   /**

@@ -40,6 +40,9 @@ class LostAnswerStream implements Stream<Row> {
     return this.inserts === 1 ? Promise.reject(new Error('socket hang up')) : Promise.resolve();
   }
   durable(): void {}
+  derive(): Promise<void> {
+    return Promise.resolve();
+  }
   reset(): void {}
 }
 

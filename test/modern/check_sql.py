@@ -190,6 +190,40 @@ def main(argv: list[str]) -> int:
                         fail(f"{rel}:{i}", str(e))
                         continue
                     check(f"{rel}:{i}", concrete)
+
+            # Facts the exactly-once design rests on, on current ClickHouse (the
+            # 18.16 half is test/integration/exactly-once.test.ts).
+            def fact(label: str, sql: str, want: str) -> None:
+                nonlocal passed
+                try:
+                    got = session.query(sql, "TSV").bytes().decode().strip()
+                except Exception as e:
+                    fail(label, str(e).strip())
+                    return
+                if got != want:
+                    fail(label, f"got {got!r}, want {want!r}")
+                else:
+                    passed += 1
+                    print(f"ok  {label}")
+
+            def row(offset: int, ingested_at: str, time: str = "2026-11-30 10:00:00") -> str:
+                return (f"('loop-x', {offset}, '{time}', '', 'ModelCalled', '', '', '', '', 'ok', '', '', "
+                        f"'t', 0, {offset}, '{ingested_at}')")
+
+            parts = f"SELECT count() FROM system.parts WHERE database = '{DATABASE}' AND table = 'envelopes' AND active"
+            check("<facts>: stop merges", "SYSTEM STOP MERGES envelopes")
+            check("<facts>: one flush, one ingested_at, envelope times across a month boundary",
+                  "INSERT INTO envelopes VALUES " + ", ".join(
+                      [row(1, "2026-12-01 00:00:01", "2026-11-30 23:59:59"), row(2, "2026-12-01 00:00:01", "2026-12-01 00:00:00")]))
+            fact("<facts>: that insert is one part", parts, "1")
+            check("<facts>: rows stamped per batch across a month boundary (what a flush must not do)",
+                  "INSERT INTO envelopes VALUES " + ", ".join([row(3, "2026-11-30 23:59:59"), row(4, "2026-12-01 00:00:00")]))
+            fact("<facts>: that insert is two parts", parts, "3")
+            check("<facts>: a clamped time", "INSERT INTO envelopes VALUES " + row(5, "2026-12-01 00:00:01", "2105-12-31 23:59:59"))
+            fact("<facts>: the clamped time reads back as written",
+                 "SELECT toString(time) FROM envelopes WHERE kafka_offset = 5", "2105-12-31 23:59:59")
+            fact("<facts>: chain_violations is a view of envelopes FINAL",
+                 "SELECT engine FROM system.tables WHERE database = currentDatabase() AND name = 'chain_violations'", "View")
         finally:
             session.cleanup()
 

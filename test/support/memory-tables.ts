@@ -44,6 +44,7 @@ export class MemoryEnvelopeTable {
         computedHash: r.computed_hash === '' ? undefined : Buffer.from(r.computed_hash, 'hex'),
         timeText: r.time_text,
         mismatched: r.verdict === 'mismatch',
+        partition: r.kafka_partition,
       });
     }
     return Promise.resolve(heads);

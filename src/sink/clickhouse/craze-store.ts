@@ -12,8 +12,8 @@ const CHUNK = 2000;
 export class CrazeStore {
   constructor(private readonly ch: ClickHouseClient) {}
 
-  progress(topic: string, partition: number): Promise<bigint> {
-    return partitionProgress(this.ch, 'craze_progress', topic, partition);
+  progress(topic: string, partition: number, since = 0): Promise<bigint> {
+    return partitionProgress(this.ch, 'craze_progress', topic, partition, since);
   }
 
   /** Heads of every incarnation of the given sessions, keyed by incarnationKey(). */
@@ -40,8 +40,8 @@ export class CrazeStore {
     return found;
   }
 
-  async insert(rows: readonly CrazeRow[]): Promise<void> {
+  async insert(rows: readonly CrazeRow[], queryId?: string): Promise<void> {
     if (rows.length === 0) return;
-    await this.ch.insert({ table: 'craze_events', values: rows as CrazeRow[], format: 'JSONEachRow' });
+    await this.ch.insert({ table: 'craze_events', values: rows as CrazeRow[], format: 'JSONEachRow', ...(queryId ? { query_id: queryId } : {}) });
   }
 }

@@ -8,25 +8,28 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import type { EnvelopeRow, StoredHead, StoredVersion } from './rows.js';
 import { partitionProgress, querySql, renderSql } from './sql.js';
 
+/** Verdicts of rows that move a loop's chain forward (as in envelope_heads.sql). */
+const HEAD_VERDICTS = new Set(['ok', 'mismatch', 'gap', 'time_regression']);
+
 /** How many ids go into one IN list. */
 const CHUNK = 2000;
 
 export class EnvelopeStore {
   constructor(private readonly ch: ClickHouseClient) {}
 
-  /** The offset after the last stored record of a partition (0 when none). */
-  progress(topic: string, partition: number): Promise<bigint> {
-    return partitionProgress(this.ch, 'envelope_progress', topic, partition);
+  /** The offset after the last stored record of a partition (0 when none), among rows inserted since `since`. */
+  progress(topic: string, partition: number, since = 0): Promise<bigint> {
+    return partitionProgress(this.ch, 'envelope_progress', topic, partition, since);
   }
 
   /** Verified heads of the given loops; loops with no stored envelope are absent. */
-  async heads(loopIds: readonly string[]): Promise<Map<string, StoredHead>> {
+  async heads(loopIds: readonly string[], since = 0): Promise<Map<string, StoredHead>> {
     const heads = new Map<string, StoredHead>();
     for (let i = 0; i < loopIds.length; i += CHUNK) {
       const rows = await this.ch
-        .query({ query: renderSql(querySql('envelope_heads'), { loop_ids: loopIds.slice(i, i + CHUNK) }), format: 'JSONEachRow' })
+        .query({ query: renderSql(querySql('envelope_heads'), { loop_ids: loopIds.slice(i, i + CHUNK), since }), format: 'JSONEachRow' })
         .then((r) =>
-          r.json<{ loop_id: string; seq: string | number; hash: string; computed_hash: string; time_text: string; verdict: string }>(),
+          r.json<{ loop_id: string; seq: string | number; hash: string; computed_hash: string; time_text: string; verdict: string; kafka_partition: number }>(),
         );
       for (const r of rows) {
         heads.set(r.loop_id, {
@@ -35,6 +38,7 @@ export class EnvelopeStore {
           computedHash: r.computed_hash ? Buffer.from(r.computed_hash, 'hex') : undefined,
           timeText: r.time_text,
           mismatched: r.verdict === 'mismatch',
+          partition: Number(r.kafka_partition),
         });
       }
     }
@@ -67,8 +71,36 @@ export class EnvelopeStore {
    * max_insert_block_size rows as one part, so the rows land together or not
    * at all, and the durable progress never covers a record whose row is lost.
    */
-  async insert(rows: readonly EnvelopeRow[]): Promise<void> {
+  async insert(rows: readonly EnvelopeRow[], queryId?: string): Promise<void> {
     if (rows.length === 0) return;
-    await this.ch.insert({ table: 'envelopes', values: rows as EnvelopeRow[], format: 'JSONEachRow' });
+    await this.ch.insert({ table: 'envelopes', values: rows as EnvelopeRow[], format: 'JSONEachRow', ...(queryId ? { query_id: queryId } : {}) });
+  }
+
+  /**
+   * loop_heads from durable envelope rows: per loop, its highest head-moving
+   * row. Idempotent (ReplacingMergeTree(seq) keeps one row per loop and seq),
+   * so a retry or a zombie repeating it changes nothing.
+   */
+  async derive(rows: readonly EnvelopeRow[]): Promise<void> {
+    const heads = new Map<string, EnvelopeRow>();
+    for (const r of rows) {
+      if (!HEAD_VERDICTS.has(r.verdict)) continue;
+      const h = heads.get(r.loop_id);
+      if (!h || r.seq > h.seq) heads.set(r.loop_id, r);
+    }
+    if (heads.size === 0) return;
+    const values = [...heads.values()].map((r) => ({
+      loop_id: r.loop_id,
+      seq: r.seq,
+      hash: r.hash,
+      computed_hash: r.computed_hash,
+      time_text: r.time_text,
+      verdict: r.verdict,
+      kafka_topic: r.kafka_topic,
+      kafka_partition: r.kafka_partition,
+      kafka_offset: r.kafka_offset,
+      ingested_at: r.ingested_at,
+    }));
+    await this.ch.insert({ table: 'loop_heads', values, format: 'JSONEachRow' });
   }
 }

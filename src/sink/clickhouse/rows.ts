@@ -95,6 +95,8 @@ export interface StoredHead {
   readonly timeText: string;
   /** The head row's verdict was 'mismatch'. */
   readonly mismatched: boolean;
+  /** The Kafka partition the head's record was read from (unknown to stores that are not Kafka's). */
+  readonly partition?: number;
 }
 
 /** A stored version of a (loop, seq): what a redelivery or a fork is compared with (envelope_versions.sql). */

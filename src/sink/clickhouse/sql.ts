@@ -70,10 +70,27 @@ export function querySql(name: string): string {
  * The consumer's durable progress in one partition, from a progress query
  * (envelope_progress, craze_progress): the offset after the last stored
  * record, 0 when none. `max() + 1` over no rows would say 1, hence the count.
+ * Only rows inserted at or after `since` (Unix seconds) are read; 0 reads all.
  */
-export async function partitionProgress(ch: ClickHouseClient, query: string, topic: string, partition: number): Promise<bigint> {
+export async function partitionProgress(ch: ClickHouseClient, query: string, topic: string, partition: number, since = 0): Promise<bigint> {
   const [row] = await ch
-    .query({ query: renderSql(querySql(query), { topic, partition }), format: 'JSONEachRow' })
+    .query({ query: renderSql(querySql(query), { topic, partition, since }), format: 'JSONEachRow' })
     .then((r) => r.json<{ next_offset: string; n: string }>());
   return row && Number(row.n) > 0 ? BigInt(row.next_offset) : 0n;
+}
+
+/**
+ * Waits until the query `queryId` no longer runs on this server, killing it if
+ * it still does: after a lost answer, what it wrote is then all it will ever
+ * write, and asking whether it landed gives a final answer.
+ */
+export async function settleQuery(ch: ClickHouseClient, queryId: string): Promise<void> {
+  for (let round = 0; ; round++) {
+    const [row] = await ch
+      .query({ query: renderSql(querySql('query_running'), { query_id: queryId }), format: 'JSONEachRow' })
+      .then((r) => r.json<{ n: string | number }>());
+    if (Number(row?.n ?? 0) === 0) return;
+    if (round >= 20) throw new Error(`query ${queryId} still runs after ${round} attempts to stop it`);
+    await ch.command({ query: renderSql(querySql('kill_query'), { query_id: queryId }) });
+  }
 }

@@ -1,0 +1,259 @@
+/**
+ * Exactly once against adversaries (issue 8): a redelivery and a second
+ * version that arrive before the flush, a fork redelivered, a zombie member
+ * that wakes up after its session expired with a full buffer while
+ * redeliveries are in flight, and one flush per part. After each scenario
+ * every reader agrees exactly with the one-by-one reference over the same
+ * records (`agentledger verify`): `envelopes FINAL`, a plain count() after
+ * OPTIMIZE … FINAL, the `chain_violations` view and `report`.
+ */
+import assert from 'node:assert/strict';
+import { writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import { Partitioners } from 'kafkajs';
+import { MIGRATIONS_DIR } from '../../src/cli/migrate.js';
+import { defaultViolationPlan, generateTraffic } from '../../src/demo/traffic/index.js';
+import { createLogger } from '../../src/observability/logger.js';
+import { createClickHouse } from '../../src/sink/clickhouse/client.js';
+import { migrate } from '../../src/sink/clickhouse/migrate.js';
+import { createKafka, ensureTopics, TOPIC_CONFIG } from '../../src/sources/kafka.js';
+import { testContext, type TestContext } from '../support/context.js';
+import { runCli, sleep, type Running } from '../support/processes.js';
+
+const log = createLogger('warn');
+const contexts: TestContext[] = [];
+after(async () => {
+  for (const c of contexts) await c.cleanup();
+});
+
+interface Record_ {
+  readonly key: string;
+  readonly value: Buffer;
+}
+
+async function context(name: string, overrides: Record<string, string>): Promise<TestContext> {
+  const ctx = await testContext(name, overrides);
+  contexts.push(ctx);
+  await migrate(ctx.config.clickhouse, MIGRATIONS_DIR, log);
+  await ensureTopics(createKafka(ctx.config.kafka, log), [{ topic: ctx.config.kafka.topics.envelopes, numPartitions: 4, configEntries: TOPIC_CONFIG }]);
+  return ctx;
+}
+
+/** Everything produced, in order: the reference judges the same sequence (one loop stays in one partition). */
+function producer(ctx: TestContext) {
+  const sent: Record_[] = [];
+  const kafka = createKafka(ctx.config.kafka, log);
+  return {
+    sent,
+    async send(records: readonly Record_[]): Promise<void> {
+      const p = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
+      await p.connect();
+      for (let i = 0; i < records.length; i += 2000) {
+        await p.send({ topic: ctx.config.kafka.topics.envelopes, acks: -1, messages: records.slice(i, i + 2000).map((r) => ({ key: r.key, value: r.value })) });
+      }
+      await p.disconnect();
+      sent.push(...records);
+    },
+  };
+}
+
+async function query<T>(ctx: TestContext, sql: string): Promise<T[]> {
+  const ch = createClickHouse(ctx.config.clickhouse);
+  try {
+    return await ch.query({ query: sql, format: 'JSONEachRow' }).then((r) => r.json<T>());
+  } finally {
+    await ch.close();
+  }
+}
+
+async function command(ctx: TestContext, sql: string): Promise<void> {
+  const ch = createClickHouse(ctx.config.clickhouse);
+  try {
+    await ch.command({ query: sql });
+  } finally {
+    await ch.close();
+  }
+}
+
+async function cliJson<T>(ctx: TestContext, ...args: string[]): Promise<T> {
+  const run = runCli(args, ctx.env);
+  let out = '';
+  run.child.stdout?.removeAllListeners('data');
+  run.child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
+  const code = await run.exited;
+  assert.ok(code === 0 || code === 1, `${args.join(' ')} exited ${code}: ${run.stderr()}`);
+  return JSON.parse(out) as T;
+}
+
+type Key = string;
+const key = (loopId: string, seq: number | string, verdict: string): Key => `${loopId}#${Number(seq)}#${verdict}`;
+
+/**
+ * The agreement every scenario ends with: the reference (`agentledger verify`
+ * over the records in produce order) against each way of reading the table.
+ */
+async function assertAgreement(ctx: TestContext, sent: readonly Record_[]): Promise<void> {
+  const file = join(tmpdir(), `${ctx.id}.jsonl`);
+  await writeFile(file, sent.map((r) => r.value.toString('utf8')).join('\n') + '\n');
+  const reference = await cliJson<{ envelopes: number; ok: number; duplicates: number; violations: { loopId: string; seq: number; verdict: string }[] }>(
+    ctx,
+    'verify',
+    '--json',
+    file,
+  );
+  const wantRows = reference.envelopes - reference.duplicates;
+  const wantViolations = reference.violations.map((v) => key(v.loopId, v.seq, v.verdict)).sort();
+
+  const final = await query<{ loop_id: string; seq: string; verdict: string }>(ctx, 'SELECT loop_id, seq, verdict FROM envelopes FINAL');
+  assert.equal(final.length, wantRows, 'envelopes FINAL: one row per record that is not a redelivery');
+  assert.equal(final.filter((r) => r.verdict === 'ok').length, reference.ok, 'envelopes FINAL: ok rows');
+  assert.deepEqual(final.filter((r) => r.verdict !== 'ok').map((r) => key(r.loop_id, r.seq, r.verdict)).sort(), wantViolations, 'envelopes FINAL: violations');
+
+  const view = await query<{ loop_id: string; seq: string; verdict: string }>(ctx, 'SELECT loop_id, seq, verdict FROM chain_violations');
+  assert.deepEqual(view.map((r) => key(r.loop_id, r.seq, r.verdict)).sort(), wantViolations, 'chain_violations');
+
+  const report = await cliJson<{ verdicts: { verdict: string; envelopes: number }[] }>(ctx, 'report', '--json', '--limit', '0');
+  const reported = new Map(report.verdicts.map((v) => [v.verdict, v.envelopes]));
+  assert.equal(reported.get('ok') ?? 0, reference.ok, 'report: ok');
+  assert.equal([...reported.values()].reduce((a, b) => a + b, 0), wantRows, 'report: all verdicts');
+
+  await command(ctx, 'OPTIMIZE TABLE envelopes FINAL');
+  const [plain] = await query<{ n: string }>(ctx, 'SELECT count() AS n FROM envelopes');
+  assert.equal(Number(plain?.n), wantRows, 'a plain count() after OPTIMIZE … FINAL');
+}
+
+async function idleExit(ctx: TestContext, ms = 4000): Promise<void> {
+  const run = runCli(['ingest', '--no-migrate', '--idle-exit-ms', String(ms)], ctx.env);
+  assert.equal(await run.exited, 0, run.stderr());
+}
+
+async function waitFor(what: string, check: () => Promise<boolean>, run?: Running, seconds = 120): Promise<void> {
+  let ended = false;
+  void run?.exited.then(() => (ended = true));
+  for (let i = 0; i < seconds * 10; i++) {
+    if (await check()) return;
+    if (ended) break;
+    await sleep(100);
+  }
+  throw new Error(`${ended ? 'ingest ended' : 'timed out'} waiting for ${what}: ${run?.stderr().slice(-3000) ?? ''}`);
+}
+
+const rowCount = async (ctx: TestContext): Promise<number> => Number((await query<{ n: string }>(ctx, 'SELECT count() AS n FROM envelopes'))[0]?.n ?? 0);
+
+/** Another version of an envelope: the same loop and seq carrying another hash (a fork). */
+function secondVersion(r: Record_): Record_ {
+  const v = JSON.parse(r.value.toString('utf8')) as Record<string, unknown> & { Hash: number[] };
+  v.Hash = v.Hash.map((b, i) => (i === 0 ? (b + 1) % 256 : b));
+  return { key: r.key, value: Buffer.from(JSON.stringify(v)) };
+}
+
+test('a redelivery and a second version that arrive in a later batch before the flush are judged as if flushed', { timeout: 180_000 }, async () => {
+  const ctx = await context('before_flush', { AGENTLEDGER_BATCH_MAX_ROWS: '100000', AGENTLEDGER_BATCH_MAX_WAIT_MS: '8000' });
+  const traffic = generateTraffic({ loops: 4, envelopesPerLoop: 10, seed: 801, payloadBytes: 200 });
+  const records = [...traffic.records];
+  const p = producer(ctx);
+  const run = runCli(['ingest', '--no-migrate', '--idle-exit-ms', '3000'], ctx.env);
+  await p.send(records);
+  // Fetched and buffered (the flush waits 8 s), not yet stored:
+  await sleep(2500);
+  assert.equal(await rowCount(ctx), 0, 'the first records are still buffered');
+  const loop = records.filter((r) => r.key === records[0]!.key);
+  const fork = secondVersion(loop[4]!);
+  // seq 3 again, a second version of seq 5, and that second version again.
+  await p.send([loop[2]!, fork, fork]);
+  assert.equal(await run.exited, 0, run.stderr());
+  const stored = await query<{ seq: string; verdict: string }>(ctx, `SELECT seq, verdict FROM envelopes FINAL WHERE loop_id = '${loop[0]!.key}' ORDER BY seq, verdict`);
+  assert.deepEqual(
+    stored.map((r) => `${r.seq} ${r.verdict}`),
+    ['1 ok', '2 ok', '3 ok', '4 ok', '5 fork', '5 ok', '6 ok', '7 ok', '8 ok', '9 ok', '10 ok'],
+    'seq 3 again is a duplicate (not a regression); the second version of seq 5 is one fork',
+  );
+  await assertAgreement(ctx, p.sent);
+});
+
+test('a zombie member woken after its session expired, with a full buffer and redeliveries in flight, changes nothing', { timeout: 300_000 }, async () => {
+  const ctx = await context('zombie', {
+    AGENTLEDGER_BATCH_MAX_ROWS: '100000',
+    AGENTLEDGER_BATCH_MAX_WAIT_MS: '5000',
+    AGENTLEDGER_KAFKA_SESSION_TIMEOUT_MS: '6000',
+  });
+  const traffic = generateTraffic({ loops: 400, envelopesPerLoop: 20, seed: 802, payloadBytes: 300, violations: defaultViolationPlan(400) });
+  const records = [...traffic.records];
+  const p = producer(ctx);
+  const half = Math.floor(records.length / 2);
+  await p.send(records.slice(0, half));
+  const a: Running = runCli(['ingest', '--no-migrate'], ctx.env);
+  const b: Running = runCli(['ingest', '--no-migrate', '--idle-exit-ms', '12000'], ctx.env);
+  // Both members own partitions and have flushed once: the group is settled.
+  await waitFor('a first flush', async () => (await rowCount(ctx)) > 0, b);
+  await sleep(1500);
+  // A fills its buffer (5 s between flushes) and freezes with it.
+  await p.send(records.slice(half));
+  await sleep(1000);
+  a.child.kill('SIGSTOP');
+  // While A is frozen past its session timeout, B takes A's partitions and
+  // redeliveries arrive: copies of records A holds unflushed and B must judge.
+  await sleep(3000);
+  await p.send(records.slice(half, half + 600));
+  await sleep(15_000);
+  a.child.kill('SIGCONT');
+  assert.equal(await b.exited, 0, b.stderr());
+  a.child.kill('SIGTERM');
+  await a.exited;
+  // The zombie's first act on waking is a timer flush of its full buffer:
+  // the fence must refuse it (and the rows must agree below in any case).
+  assert.match(a.stderr(), /no longer owns its partitions; its buffer is dropped/, 'the fence refused the zombie');
+  await idleExit(ctx);
+  await assertAgreement(ctx, p.sent);
+});
+
+test('one flush is one part: one ingested_at per insert, however many Kafka batches it holds', { timeout: 180_000 }, async () => {
+  const ctx = await context('one_part', { AGENTLEDGER_BATCH_MAX_ROWS: '2000', AGENTLEDGER_BATCH_MAX_WAIT_MS: '1500', AGENTLEDGER_METRICS_PORT: '19471' });
+  // Parts stay as the inserts made them: each part is exactly one insert.
+  await command(ctx, 'SYSTEM STOP MERGES envelopes');
+  const traffic = generateTraffic({ loops: 200, envelopesPerLoop: 30, seed: 803, payloadBytes: 300 });
+  const p = producer(ctx);
+  await p.send([...traffic.records]);
+  const run = runCli(['ingest', '--no-migrate', '--idle-exit-ms', '3000'], ctx.env);
+  let metrics = '';
+  await waitFor('every record stored', async () => {
+    metrics = await fetch('http://127.0.0.1:19471/metrics')
+      .then((r) => r.text())
+      .catch(() => metrics);
+    return (await rowCount(ctx)) >= traffic.expected.envelopes;
+  }, run);
+  assert.equal(await run.exited, 0, run.stderr());
+  const inserts = Number(/agentledger_insert_batch_rows_count\{stream="envelopes"\} (\d+)/.exec(metrics)?.[1]);
+  const parts = await query<{ part: string; stamps: string; rows: string }>(ctx, 'SELECT _part AS part, uniqExact(ingested_at) AS stamps, count() AS rows FROM envelopes GROUP BY _part');
+  assert.ok(inserts > 1, `several inserts (${inserts})`);
+  assert.equal(parts.length, inserts, 'one part per insert');
+  for (const part of parts) assert.equal(Number(part.stamps), 1, `part ${part.part} has one ingested_at`);
+  await command(ctx, 'SYSTEM START MERGES envelopes');
+  await assertAgreement(ctx, p.sent);
+});
+
+test('chain_violations is a view of envelopes FINAL: no materialized view derives anything from a raw insert', { timeout: 60_000 }, async () => {
+  const ctx = await context('views', {});
+  const tables = await query<{ name: string; engine: string }>(ctx, 'SELECT name, engine FROM system.tables WHERE database = currentDatabase() ORDER BY name');
+  assert.equal(tables.find((t) => t.name === 'chain_violations')?.engine, 'View');
+  assert.deepEqual(tables.filter((t) => t.engine === 'MaterializedView'), []);
+});
+
+test('loop_heads losing its writes changes no verdict: heads are its union with the envelopes since the last commit', { timeout: 180_000 }, async () => {
+  const ctx = await context('heads_lag', { AGENTLEDGER_BATCH_MAX_ROWS: '500', AGENTLEDGER_BATCH_MAX_WAIT_MS: '200' });
+  const traffic = generateTraffic({ loops: 60, envelopesPerLoop: 30, seed: 804, payloadBytes: 200, violations: { fork: 2, gap: 2, mismatch: 2 } });
+  const records = [...traffic.records];
+  const p = producer(ctx);
+  await p.send(records.slice(0, Math.floor(records.length / 2)));
+  await idleExit(ctx, 2000);
+  const [heads] = await query<{ n: string }>(ctx, 'SELECT count() AS n FROM loop_heads');
+  assert.equal(Number(heads?.n), 60, 'one head per loop written before the commit');
+  // Every derived write lost (a crash between the envelopes insert and the
+  // loop_heads insert, many times over): the chains must go on all the same.
+  await command(ctx, 'TRUNCATE TABLE loop_heads');
+  await p.send(records.slice(Math.floor(records.length / 2)));
+  await idleExit(ctx, 2000);
+  await assertAgreement(ctx, p.sent);
+});
