@@ -126,6 +126,10 @@ Options:
     await clickhouse.close();
     server?.close();
     log.info('stopped');
+    // kafkajs can revive its consumer after a crash that races the disconnect
+    // (a broker restart): it would then hold partitions, and keep this
+    // process alive, with nothing of ours left to finish. Exit regardless.
+    setTimeout(() => process.exit(exitCode), 2000).unref();
     return exitCode;
   },
 };

@@ -11,9 +11,9 @@ import { Partitioners } from 'kafkajs';
 import { MIGRATIONS_DIR } from '../../src/cli/migrate.js';
 import { generateTraffic, type ExpectedTraffic } from '../../src/demo/traffic/index.js';
 import { createLogger } from '../../src/observability/logger.js';
-import { createClickHouse } from '../../src/sink/clickhouse/client.js';
 import { migrate } from '../../src/sink/clickhouse/migrate.js';
 import { createKafka, ensureTopics, TOPIC_CONFIG } from '../../src/sources/kafka.js';
+import { query } from '../support/clickhouse.js';
 import { testContext, type TestContext } from '../support/context.js';
 import { runCli, sleep } from '../support/processes.js';
 import { REPO_ROOT, services } from '../support/services.js';
@@ -53,15 +53,6 @@ async function setup(name: string, loops: number, overrides: Record<string, stri
   const split = records.length - holdBack;
   await send(0, split);
   return { ctx, expected: traffic.expected, produceRest: () => send(split, records.length) };
-}
-
-async function query<T>(ctx: TestContext, sql: string): Promise<T[]> {
-  const ch = createClickHouse(ctx.config.clickhouse);
-  try {
-    return await ch.query({ query: sql, format: 'JSONEachRow' }).then((r) => r.json<T>());
-  } finally {
-    await ch.close();
-  }
 }
 
 async function assertExactlyOnce(ctx: TestContext, expected: ExpectedTraffic): Promise<void> {

@@ -15,10 +15,13 @@ import { after, test } from 'node:test';
 import { Partitioners } from 'kafkajs';
 import { MIGRATIONS_DIR } from '../../src/cli/migrate.js';
 import { defaultViolationPlan, generateTraffic } from '../../src/demo/traffic/index.js';
+import { parseRfc3339, toClickHouseDateTime } from '../../src/decode/time.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { createClickHouse } from '../../src/sink/clickhouse/client.js';
+import { EnvelopeStore } from '../../src/sink/clickhouse/envelope-store.js';
 import { migrate } from '../../src/sink/clickhouse/migrate.js';
 import { createKafka, ensureTopics, TOPIC_CONFIG } from '../../src/sources/kafka.js';
+import { command, query } from '../support/clickhouse.js';
 import { testContext, type TestContext } from '../support/context.js';
 import { runCli, sleep, type Running } from '../support/processes.js';
 
@@ -57,24 +60,6 @@ function producer(ctx: TestContext) {
       sent.push(...records);
     },
   };
-}
-
-async function query<T>(ctx: TestContext, sql: string): Promise<T[]> {
-  const ch = createClickHouse(ctx.config.clickhouse);
-  try {
-    return await ch.query({ query: sql, format: 'JSONEachRow' }).then((r) => r.json<T>());
-  } finally {
-    await ch.close();
-  }
-}
-
-async function command(ctx: TestContext, sql: string): Promise<void> {
-  const ch = createClickHouse(ctx.config.clickhouse);
-  try {
-    await ch.command({ query: sql });
-  } finally {
-    await ch.close();
-  }
 }
 
 async function cliJson<T>(ctx: TestContext, ...args: string[]): Promise<T> {
@@ -256,4 +241,18 @@ test('loop_heads losing its writes changes no verdict: heads are its union with 
   await p.send(records.slice(Math.floor(records.length / 2)));
   await idleExit(ctx, 2000);
   await assertAgreement(ctx, p.sent);
+});
+
+test('a time outside DateTime range is stored clamped, as written, on ClickHouse 18.16 too', { timeout: 60_000 }, async () => {
+  const ctx = await context('clamp', {});
+  const ch = createClickHouse(ctx.config.clickhouse);
+  try {
+    const row = { loop_id: 'l', seq: 1, time_text: '9999-12-31T23:59:59Z', kind: 'LoopStarted', kind_class: 'LoopStarted', hash: '', computed_hash: '', payload: '', verdict: 'ok', detail: '', evidence: '' };
+    const kafka = { kafka_topic: 't', kafka_partition: 0, kafka_offset: '0', ingested_at: '2026-11-30 12:00:00' };
+    const time = toClickHouseDateTime(parseRfc3339('9999-12-31T23:59:59Z')!);
+    await new EnvelopeStore(ch).insert([{ ...row, ...kafka, time }]);
+  } finally {
+    await ch.close();
+  }
+  assert.deepEqual(await query<{ t: string }>(ctx, 'SELECT toString(time) AS t FROM envelopes'), [{ t: '2105-12-31 23:59:59' }]);
 });

@@ -7,6 +7,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Spend } from '../../src/account/craze-spend.js';
 import type { CrazeAccountEvent } from './craze-reference.js';
+import type { SessionTotals } from '../../src/sink/clickhouse/reads.js';
 
 export const CRAZE_FIXTURES = fileURLToPath(new URL('../../../test/fixtures/craze/', import.meta.url));
 
@@ -124,24 +125,7 @@ export function corpus(): Journal[] {
 }
 
 /** The ground truth per session (test/fixtures/craze/expected.json, worked out in GROUND_TRUTH.md). */
-export interface ExpectedSession {
-  sessionId: string;
-  incarnations: number;
-  costPicoUsd: string;
-  inputTokens: number;
-  outputTokens: number;
-  reasoningTokens: number;
-  cacheReadTokens: number;
-  cacheCreationTokens: number;
-  unpricedReports: number;
-  turnsDone: number;
-  turnsFailed: number;
-  turnsCancelled: number;
-  subagentsCompleted: number;
-  subagentsFailed: number;
-  subagentsCancelled: number;
-  subagentsAbandoned: number;
-}
+export type ExpectedSession = SessionTotals<string, number>;
 
 export function expectedSessions(): ExpectedSession[] {
   return (JSON.parse(readFileSync(`${CRAZE_FIXTURES}expected.json`, 'utf8')) as { sessions: ExpectedSession[] }).sessions;

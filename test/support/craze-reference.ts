@@ -11,24 +11,15 @@
  * ending is classified by production's classifyTurnEnding (one rule, one definition).
  */
 import { classifyTurnEnding, type TurnOutcome } from '../../src/account/craze-outcomes.js';
-import { IncarnationSpend, type ReportSpend, type Spend, type SpendAmounts } from '../../src/account/craze-spend.js';
+import { IncarnationSpend, type CrazeSpendEvent, type ReportSpend, type SpendAmounts } from '../../src/account/craze-spend.js';
+import type { SessionTotals as SessionTotalsOf } from '../../src/sink/clickhouse/reads.js';
 
 /**
  * The part of a craze codec event the reference reads, with the codec's own
  * key names. Absent means zero/empty, as in the codec. It fits both
  * production shapes (CrazeSpendEvent, CrazeOutcomeEvent).
  */
-export interface CrazeAccountEvent {
-  readonly seq: number;
-  readonly type: string;
-  readonly replayed?: boolean;
-  /** The sub-agent the event belongs to; absent or '' for the main transcript. */
-  readonly agent?: string;
-  readonly at?: string;
-  readonly state?: {
-    readonly model?: string;
-    readonly usage?: { readonly turn: Spend; readonly session: Spend };
-  };
+export interface CrazeAccountEvent extends Omit<CrazeSpendEvent, 'turn' | 'foreignTurn'> {
   readonly turn?: {
     readonly id?: string;
     readonly phase?: string;
@@ -367,24 +358,7 @@ export function accountIncarnation(
 }
 
 /** What the `sessions` command shows for one craze session (all incarnations). */
-export interface SessionTotals {
-  readonly sessionId: string;
-  readonly incarnations: number;
-  readonly costPicoUsd: bigint;
-  readonly inputTokens: bigint;
-  readonly outputTokens: bigint;
-  readonly reasoningTokens: bigint;
-  readonly cacheReadTokens: bigint;
-  readonly cacheCreationTokens: bigint;
-  readonly unpricedReports: number;
-  readonly turnsDone: number;
-  readonly turnsFailed: number;
-  readonly turnsCancelled: number;
-  readonly subagentsCompleted: number;
-  readonly subagentsFailed: number;
-  readonly subagentsCancelled: number;
-  readonly subagentsAbandoned: number;
-}
+export type SessionTotals = Readonly<SessionTotalsOf<bigint, bigint>>;
 
 /**
  * Reduces a session's incarnations to its totals. Spend is the sum of every

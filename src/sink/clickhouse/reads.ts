@@ -71,20 +71,20 @@ export async function latestViolations(ch: ClickHouseClient, limit: number): Pro
 }
 
 /**
- * One craze session over all its incarnations, in the shape `sessions --json`
- * prints (the command's documented output).
+ * What a craze session counts over all its incarnations: spend, tokens,
+ * outcomes. One list of fields for the `sessions` output, the hand-computed
+ * ground truth and the tests' reference, each with its own number types.
  */
-export interface SessionSummary {
+export interface SessionTotals<Money, Tokens> {
   sessionId: string;
   incarnations: number;
-  /** Picodollars, exact, as a decimal string. */
-  costPicoUsd: string;
-  /** Token sums: a number while exact (up to 2^53 - 1), else the decimal string. */
-  inputTokens: number | string;
-  outputTokens: number | string;
-  reasoningTokens: number | string;
-  cacheReadTokens: number | string;
-  cacheCreationTokens: number | string;
+  /** Picodollars, exact. */
+  costPicoUsd: Money;
+  inputTokens: Tokens;
+  outputTokens: Tokens;
+  reasoningTokens: Tokens;
+  cacheReadTokens: Tokens;
+  cacheCreationTokens: Tokens;
   unpricedReports: number;
   turnsDone: number;
   turnsFailed: number;
@@ -93,6 +93,14 @@ export interface SessionSummary {
   subagentsFailed: number;
   subagentsCancelled: number;
   subagentsAbandoned: number;
+}
+
+/**
+ * One craze session over all its incarnations, in the shape `sessions --json`
+ * prints (the command's documented output): cost as a decimal string, token
+ * sums as numbers while exact (up to 2^53 - 1), else as decimal strings.
+ */
+export interface SessionSummary extends SessionTotals<string, number | string> {
   /** Models used, sorted (JavaScript string order). */
   models: string[];
   provider: string;

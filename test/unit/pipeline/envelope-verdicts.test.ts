@@ -159,3 +159,18 @@ test('random batches, flushes, rebalances, redeliveries and a tiny cache store e
     assert.deepEqual(got, want, `seed ${seed}: first difference at row ${firstDiff}: got ${JSON.stringify(got[firstDiff])}, want ${JSON.stringify(want[firstDiff])}`);
   }
 });
+
+test('a violation of a loop whose key moved to another partition names the likely cause', async () => {
+  const loop = fixture('honest.jsonl').filter((l) => l.includes('"LoopID":"loop-std-08"'));
+  const state = new ChainState(new MemoryEnvelopeTable());
+  const onPartition = (lines: readonly string[], partition: number, from: number): SourceRecord[] =>
+    lines.map((line, i) => ({ topic: 'agent.envelopes', partition, offset: String(from + i), timestamp: '0', key: null, value: Buffer.from(line) }));
+  await processEnvelopeBatch(onPartition(loop.slice(0, 3), 1, 0), state, OPTIONS, NOW);
+  // Seq 5 arrives on partition 2 (seq 4 still on its way through partition 1): a gap, explained.
+  const moved = await processEnvelopeBatch(onPartition(loop.slice(4, 5), 2, 0), state, OPTIONS, NOW);
+  assert.equal(moved.rows[0]?.verdict, 'gap');
+  assert.match(moved.rows[0].detail, /^expected seq 4, got 5; loop seen in partition 1 before, now in 2: its key moved between partitions/);
+  // An ok link on the new partition says nothing more.
+  const next = await processEnvelopeBatch(onPartition(loop.slice(5, 6), 2, 1), state, OPTIONS, NOW);
+  assert.deepEqual([next.rows[0]?.verdict, next.rows[0]?.detail], ['ok', '']);
+});
