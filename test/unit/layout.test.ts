@@ -1,0 +1,62 @@
+/**
+ * The folders of src/ are the stages in data order (README, "Architecture"):
+ * imports between folders form no cycle, the pure stages import nothing that
+ * does I/O, and the sink imports none of the stages before it.
+ */
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+const SRC = fileURLToPath(new URL('../../../src/', import.meta.url));
+
+function files(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));
+}
+
+/** folder -> the other folders it imports from. */
+function graph(): Map<string, Set<string>> {
+  const edges = new Map<string, Set<string>>();
+  for (const file of files(SRC)) {
+    const from = relative(SRC, file).split('/')[0]!;
+    const targets = edges.get(from) ?? new Set<string>();
+    edges.set(from, targets);
+    for (const m of readFileSync(file, 'utf8').matchAll(/from '(\.[^']+)'/g)) {
+      const to = relative(SRC, join(file, '..', m[1]!)).split('/')[0]!;
+      if (to !== from) targets.add(to);
+    }
+  }
+  return edges;
+}
+
+test('folders import each other without a cycle', () => {
+  const edges = graph();
+  const state = new Map<string, 'visiting' | 'done'>();
+  const visit = (node: string, path: string[]): void => {
+    if (state.get(node) === 'done') return;
+    assert.notEqual(state.get(node), 'visiting', `import cycle: ${[...path, node].join(' -> ')}`);
+    state.set(node, 'visiting');
+    for (const next of edges.get(node) ?? []) visit(next, [...path, node]);
+    state.set(node, 'done');
+  };
+  for (const node of edges.keys()) visit(node, []);
+});
+
+test('pure stages import only pure stages; the sink imports no stage before it', () => {
+  const edges = graph();
+  const pure = new Set(['decode', 'verify', 'account', 'money']);
+  for (const stage of pure) {
+    for (const to of edges.get(stage) ?? []) assert.ok(pure.has(to) || to === 'sink', `${stage}/ imports ${to}/`);
+  }
+  // The pure stages may name the sink's row types, never its I/O.
+  for (const stage of pure) {
+    for (const file of files(join(SRC, stage))) {
+      for (const m of readFileSync(file, 'utf8').matchAll(/^import (type )?\{[^}]*\} from '(\.[^']*sink\/[^']+)'/gm)) {
+        assert.ok(m[1] === 'type ' && m[2]!.endsWith('/rows.js'), `${relative(SRC, file)} imports ${m[2]} for more than row types`);
+      }
+    }
+  }
+  for (const to of edges.get('sink') ?? []) assert.ok(['config', 'observability', 'money'].includes(to), `sink/ imports ${to}/`);
+  for (const to of edges.get('pipeline') ?? []) assert.ok(!['sources', 'cli', 'jobs'].includes(to), `pipeline/ imports ${to}/`);
+});
