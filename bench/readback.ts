@@ -234,7 +234,11 @@ async function main(): Promise<void> {
     say(`ingest ${records.toLocaleString()} envelopes into the ${which} table: ${Math.round(rate).toLocaleString()} envelopes/s`);
     if (which === 'empty' && !args.keep) await admin.command({ query: `DROP DATABASE IF EXISTS ${db}` });
   }
-  const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  const median = (xs: number[]): number => {
+    const s = [...xs].sort((a, b) => a - b);
+    const mid = Math.floor(s.length / 2);
+    return s.length % 2 === 1 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+  };
   const ratio = median(rates.loaded) / median(rates.empty);
   say(`ingest into ${ROWS.toLocaleString()} rows / into an empty table: ${ratio.toFixed(2)} (target >= 0.9)`);
   await ch.close();

@@ -66,8 +66,8 @@ export class ChainState {
   private readonly durable: HeadCache;
   /** Heads moved by rows not yet durable. */
   private readonly pendingHeads = new Map<string, LoopHead>();
-  /** Versions of (loop, seq) in rows not yet durable, in offset order. */
-  private readonly pendingVersions = new Map<string, StoredVersion[]>();
+  /** Per loop and seq, versions in rows not yet durable, in offset order. */
+  private readonly pendingVersions = new Map<string, Map<number, StoredVersion[]>>();
 
   constructor(
     readonly store: ChainPort,
@@ -118,19 +118,22 @@ export class ChainState {
   }
 
   pending(loopId: string, seq: number): readonly StoredVersion[] | undefined {
-    return this.pendingVersions.get(versionKey(loopId, seq));
+    return this.pendingVersions.get(loopId)?.get(seq);
   }
 
   /** Records a judged envelope as pending: the loop's head after it, and (unless dropped as a redelivery) its version. */
   judged(env: Envelope, result: Verification, head: LoopHead | undefined): void {
     if (head && head !== this.pendingHeads.get(env.loopId)) this.pendingHeads.set(env.loopId, head);
     if (result.verdict === 'duplicate') return;
-    const key = versionKey(env.loopId, env.seq);
-    const version: StoredVersion = { hash: env.hash, timeText: env.timeText, kind: env.kind, payload: env.payload };
-    const list = this.pendingVersions.get(key);
-    if (list) list.push(version);
-    else this.pendingVersions.set(key, [version]);
+    let bySeq = this.pendingVersions.get(env.loopId);
+    if (!bySeq) this.pendingVersions.set(env.loopId, (bySeq = new Map<number, StoredVersion[]>()));
+    // The envelope is its own version (hash, Time text, kind, payload): no
+    // copy; it is released at the next flush.
+    const list = bySeq.get(env.seq);
+    if (list) list.push(env);
+    else bySeq.set(env.seq, [env]);
   }
+
 }
 
 export interface EnvelopeBatchOptions extends DecodeOptions {
@@ -206,7 +209,12 @@ export async function processEnvelopeBatch(
     }
     const result = verifyLink(head, d, versions, options.seqEncoding);
     count(result.verdict);
-    const next: LoopHead | undefined = result.head === head || result.head === undefined ? head : { ...result.head, partition: record.partition };
+    let next: LoopHead | undefined = head;
+    if (result.head !== head && result.head !== undefined) {
+      // A head verifyLink has just made is this batch's own: annotate it in place, no copy per envelope.
+      next = result.head;
+      (next as { partition?: number }).partition = record.partition;
+    }
     heads.set(d.loopId, next);
     state.judged(d, result, next);
     // A redelivery is dropped: the first copy is stored already, or pending.

@@ -48,6 +48,8 @@ export class MemoryChains {
     if (result.head) this.headByLoop.set(env.loopId, result.head);
     // Every version but a redelivery is kept: a fork redelivered is a duplicate of it.
     if (result.verdict !== 'duplicate') {
+      // A copy of the four fields only: every version stays for the whole run,
+      // and the envelope would keep its parsed payload alive with it.
       const version = { hash: env.hash, timeText: env.timeText, kind: env.kind, payload: env.payload };
       if (versions) versions.push(version);
       else bySeq.set(env.seq, [version]);
