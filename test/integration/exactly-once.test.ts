@@ -252,3 +252,26 @@ test('a time outside DateTime range is stored clamped, as written, on ClickHouse
   }
   assert.deepEqual(await query<{ t: string }>(ctx, 'SELECT toString(time) AS t FROM envelopes'), [{ t: '2105-12-31 23:59:59' }]);
 });
+
+test('an insert that fails half-way (its rows landed, then a view on it threw) is settled, not stored twice; chain_violations stays exact', { timeout: 180_000 }, async () => {
+  const ctx = await context('half_way', { AGENTLEDGER_BATCH_MAX_ROWS: '400', AGENTLEDGER_BATCH_MAX_WAIT_MS: '200', AGENTLEDGER_METRICS_PORT: '19472' });
+  // The adversary: a materialized view that throws after the envelopes part is
+  // written, as the old chain_violations view's target did ("Too many parts").
+  await command(ctx, 'CREATE TABLE hostile_sink (n UInt8) ENGINE = Log');
+  await command(ctx, 'CREATE MATERIALIZED VIEW hostile TO hostile_sink AS SELECT throwIf(seq >= 0) AS n FROM envelopes');
+  const traffic = generateTraffic({ loops: 100, envelopesPerLoop: 20, seed: 805, payloadBytes: 200, violations: { fork: 2, gap: 2, mismatch: 2 } });
+  const p = producer(ctx);
+  await p.send([...traffic.records]);
+  const run = runCli(['ingest', '--no-migrate', '--idle-exit-ms', '3000'], ctx.env);
+  // Rows land while every insert reports an error; then the view goes away.
+  await waitFor('rows stored by failing inserts', async () => (await rowCount(ctx)) > 0, run);
+  const metrics = await fetch('http://127.0.0.1:19472/metrics').then((r) => r.text());
+  await sleep(1500);
+  await command(ctx, 'DROP TABLE hostile');
+  assert.equal(await run.exited, 0, run.stderr());
+  assert.match(metrics, /agentledger_insert_failures_total [1-9]/, 'inserts failed after their rows landed');
+  // Not one row twice, even before any merge: each failed insert was found landed, not repeated.
+  const [counts] = await query<{ rows: string; keys: string }>(ctx, 'SELECT count() AS rows, uniqExact(kafka_partition, kafka_offset) AS keys FROM envelopes');
+  assert.equal(Number(counts?.rows), Number(counts?.keys), 'no record stored twice');
+  await assertAgreement(ctx, p.sent);
+});
