@@ -21,9 +21,28 @@ export function parseJsonValue(value: Buffer | null): Decoded<{ readonly text: s
   } catch {
     return malformed('record value is not valid UTF-8');
   }
+  let json: unknown;
   try {
-    return ok({ text, json: JSON.parse(text) as unknown });
+    json = JSON.parse(text) as unknown;
   } catch (err) {
     return malformed(`record value is not JSON: ${(err as Error).message}`);
   }
+  // Only a \u escape can carry a lone surrogate (UTF-8 bytes cannot), so
+  // the walk is skipped for the records without one.
+  if (text.includes('\\u') && holdsLoneSurrogate(json)) {
+    return malformed('record holds a lone UTF-16 surrogate (an unpaired \\ud800-\\udfff escape), which ClickHouse cannot store');
+  }
+  return ok({ text, json });
+}
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** Whether any string (or key) of a parsed JSON value holds an unpaired surrogate. */
+function holdsLoneSurrogate(value: unknown): boolean {
+  if (typeof value === 'string') return LONE_SURROGATE.test(value);
+  if (Array.isArray(value)) return value.some(holdsLoneSurrogate);
+  if (typeof value === 'object' && value !== null) {
+    for (const [k, v] of Object.entries(value)) if (LONE_SURROGATE.test(k) || holdsLoneSurrogate(v)) return true;
+  }
+  return false;
 }

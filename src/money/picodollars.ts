@@ -14,10 +14,18 @@ import { numberText } from './int64-text.js';
 export function usdTextToPico(text: string): bigint | undefined {
   const n = numberText(text);
   if (!n) return undefined;
-  const { negative, digits } = n;
+  const { negative } = n;
+  const digits = n.digits.replace(/^0+/, '');
+  if (digits === '') return 0n;
   // value = digits × 10^scale; picodollars = value × 10^12
   const exponent = n.scale + 12;
-  if (!Number.isSafeInteger(exponent) || exponent > 40) return undefined;
+  if (!Number.isSafeInteger(exponent)) return exponent < 0 ? 0n : undefined;
+  // Bounded before any string or bigint is built from the exponent: an amount
+  // of more than 40 digits of picodollars fits no column, and one below a
+  // tenth of a picodollar rounds to 0 (1e-600000000 would otherwise cost a
+  // string of 600 million characters).
+  if (digits.length + exponent > 40) return undefined;
+  if (digits.length + exponent < 0) return 0n;
   let pico: bigint;
   if (exponent >= 0) {
     pico = BigInt(digits) * 10n ** BigInt(exponent);

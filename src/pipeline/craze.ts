@@ -137,7 +137,7 @@ export class CrazeStream implements Stream<CrazeRow> {
         } catch {
           account = undefined;
         }
-        const [sessionId = '', incarnation = ''] = key.split('\u0000');
+        const [sessionId = '', incarnation = ''] = JSON.parse(key) as [string, string];
         this.accounts.set(key, account ?? restoreAt(sessionId, incarnation, head.seq));
       }
       for (const s of missing) this.loadedSessions.add(s);

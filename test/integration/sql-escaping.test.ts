@@ -12,6 +12,7 @@ import { MIGRATIONS_DIR } from '../../src/cli/migrate.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { clickhouseErrorCode, createClickHouse, quoteIdent } from '../../src/sink/clickhouse/client.js';
 import { loadMigrations, migrate, migrationStatus } from '../../src/sink/clickhouse/migrate.js';
+import { EnvelopeStore } from '../../src/sink/clickhouse/envelope-store.js';
 import { crazeSessions, latestViolations, serverVersion, verdictCounts } from '../../src/sink/clickhouse/reads.js';
 import { renderSql } from '../../src/sink/clickhouse/sql.js';
 import { testContext, type TestContext } from '../support/context.js';
@@ -215,5 +216,23 @@ test('migrationStatus: all applied here; everything pending in a database that d
     await assert.rejects(migrationStatus(admin, 'no-such`db', MIGRATIONS_DIR), /not a plain identifier/);
   } finally {
     await admin.close();
+  }
+});
+
+test('heads and versions of 2,000 loops with 140-character ids read back in queries under max_query_size', { timeout: 60_000 }, async () => {
+  const ctx2 = await testContext('inlist');
+  try {
+    await migrate(ctx2.config.clickhouse, MIGRATIONS_DIR, createLogger('warn'));
+    const ch = createClickHouse(ctx2.config.clickhouse);
+    try {
+      const ids = Array.from({ length: 2000 }, (_, i) => `loop-${"é'\\".repeat(20)}-${String(i).padStart(70, '0')}`);
+      const store = new EnvelopeStore(ch);
+      assert.equal((await store.heads(ids)).size, 0);
+      assert.deepEqual(await store.versions(ids.map((id, i) => [id, i + 1] as const)), []);
+    } finally {
+      await ch.close();
+    }
+  } finally {
+    await ctx2.cleanup();
   }
 });

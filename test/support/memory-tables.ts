@@ -5,7 +5,7 @@
  * from the rows inserted so far, so unit tests can run a pipeline across
  * batches, restarts and rebalances without ClickHouse.
  */
-import type { CrazeRow, EnvelopeRow, IncarnationHead, KafkaColumns, StoredHead, StoredVersion } from '../../src/sink/clickhouse/rows.js';
+import { incarnationKey, type CrazeRow, type EnvelopeRow, type IncarnationHead, type KafkaColumns, type StoredHead, type StoredVersion } from '../../src/sink/clickhouse/rows.js';
 
 /** Verdicts that move a loop's chain forward (envelope_heads.sql). */
 const HEAD_VERDICTS = new Set(['ok', 'mismatch', 'gap', 'time_regression']);
@@ -85,7 +85,7 @@ export class MemoryCrazeTable {
     const best = new Map<string, CrazeRow>();
     for (const r of this.rows) {
       if (!wanted.has(r.session_id) || (r.verdict !== 'ok' && r.verdict !== 'gap')) continue;
-      const key = `${r.session_id}\u0000${r.incarnation}`;
+      const key = incarnationKey(r.session_id, r.incarnation);
       const b = best.get(key);
       if (!b || r.seq > b.seq) best.set(key, r);
     }
@@ -94,8 +94,8 @@ export class MemoryCrazeTable {
 
   /** Which (session, incarnation, seq) are stored, malformed rows aside (craze_seen.sql). */
   seen(keys: readonly (readonly [string, string, number])[]): Promise<Set<string>> {
-    const stored = new Set(this.rows.filter((r) => r.verdict !== 'malformed').map((r) => `${r.session_id}\u0000${r.incarnation}\u0000${r.seq}`));
-    return Promise.resolve(new Set(keys.map(([s, i, q]) => `${s}\u0000${i}\u0000${q}`).filter((k) => stored.has(k))));
+    const stored = new Set(this.rows.filter((r) => r.verdict !== 'malformed').map((r) => `${incarnationKey(r.session_id, r.incarnation)}\u0000${r.seq}`));
+    return Promise.resolve(new Set(keys.map(([s, i, q]) => `${incarnationKey(s, i)}\u0000${q}`).filter((k) => stored.has(k))));
   }
 
   insert(rows: readonly CrazeRow[]): Promise<void> {

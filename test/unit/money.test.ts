@@ -37,3 +37,19 @@ test('non-numbers are refused, and formatting back is exact', () => {
   assert.equal(picoToUsdText(-1n), '-0.000000000001');
   assert.equal(picoToUsdText(123_000_000n), '0.000123000000');
 });
+
+test('hostile exponents and digit runs give an answer at once, without building a giant string', () => {
+  // Before the fix, 1e-600000000 threw "Invalid string length" (a padStart to 600M characters).
+  assert.equal(usdTextToPico('1e-600000000'), 0n);
+  assert.equal(usdTextToPico('0e-999999999999'), 0n);
+  assert.equal(usdTextToPico('-7e-400000000'), -0n);
+  assert.equal(usdTextToPico('1e-99999999999999999999'), 0n);
+  assert.equal(usdTextToPico('1e600000000'), undefined);
+  assert.equal(usdTextToPico('1e99999999999999999999'), undefined);
+  assert.equal(usdTextToPico('9'.repeat(1_000_000)), undefined);
+  assert.equal(usdTextToPico(`0.${'0'.repeat(1_000_000)}1`), 0n);
+  assert.equal(usdTextToPico(`${'0'.repeat(100_000)}1.5e-12`), 2n);
+  // Just above and below the edge where the shortcut starts.
+  assert.equal(usdTextToPico('6e-13'), 1n);
+  assert.equal(usdTextToPico('9e-14'), 0n);
+});

@@ -5,9 +5,8 @@
  */
 import type { ClickHouseClient } from '@clickhouse/client';
 import { incarnationKey, type CrazeRow, type IncarnationHead } from './rows.js';
-import { partitionProgress, querySql, renderSql } from './sql.js';
+import { inListChunks, partitionProgress, querySql, renderSql } from './sql.js';
 
-const CHUNK = 2000;
 
 export class CrazeStore {
   constructor(private readonly ch: ClickHouseClient) {}
@@ -19,21 +18,21 @@ export class CrazeStore {
   /** Heads of every incarnation of the given sessions, keyed by incarnationKey(). */
   async heads(sessionIds: readonly string[]): Promise<Map<string, IncarnationHead>> {
     const heads = new Map<string, IncarnationHead>();
-    for (let i = 0; i < sessionIds.length; i += CHUNK) {
+    for (const chunk of inListChunks(sessionIds)) {
       const rows = await this.ch
-        .query({ query: renderSql(querySql('craze_heads'), { sessions: sessionIds.slice(i, i + CHUNK) }), format: 'JSONEachRow' })
+        .query({ query: renderSql(querySql('craze_heads'), { sessions: chunk }), format: 'JSONEachRow' })
         .then((r) => r.json<{ session_id: string; incarnation: string; seq: string | number; account_state: string }>());
       for (const r of rows) heads.set(incarnationKey(r.session_id, r.incarnation), { seq: Number(r.seq), accountState: r.account_state });
     }
     return heads;
   }
 
-  /** The subset of (session, incarnation, seq) already stored, as "session\0incarnation\0seq". */
+  /** The subset of (session, incarnation, seq) already stored, as `${incarnationKey()}\0${seq}`. */
   async seen(keys: readonly (readonly [string, string, number])[]): Promise<Set<string>> {
     const found = new Set<string>();
-    for (let i = 0; i < keys.length; i += CHUNK) {
+    for (const chunk of inListChunks(keys)) {
       const rows = await this.ch
-        .query({ query: renderSql(querySql('craze_seen'), { keys: keys.slice(i, i + CHUNK) }), format: 'JSONEachRow' })
+        .query({ query: renderSql(querySql('craze_seen'), { keys: chunk }), format: 'JSONEachRow' })
         .then((r) => r.json<{ session_id: string; incarnation: string; seq: string | number }>());
       for (const r of rows) found.add(`${incarnationKey(r.session_id, r.incarnation)}\u0000${Number(r.seq)}`);
     }

@@ -6,13 +6,11 @@
  */
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { EnvelopeRow, StoredHead, StoredVersion } from './rows.js';
-import { partitionProgress, querySql, renderSql } from './sql.js';
+import { inListChunks, partitionProgress, querySql, renderSql } from './sql.js';
 
 /** Verdicts of rows that move a loop's chain forward (as in envelope_heads.sql). */
 const HEAD_VERDICTS = new Set(['ok', 'mismatch', 'gap', 'time_regression']);
 
-/** How many ids go into one IN list. */
-const CHUNK = 2000;
 
 export class EnvelopeStore {
   constructor(private readonly ch: ClickHouseClient) {}
@@ -25,9 +23,9 @@ export class EnvelopeStore {
   /** Verified heads of the given loops; loops with no stored envelope are absent. */
   async heads(loopIds: readonly string[], since = 0): Promise<Map<string, StoredHead>> {
     const heads = new Map<string, StoredHead>();
-    for (let i = 0; i < loopIds.length; i += CHUNK) {
+    for (const chunk of inListChunks(loopIds)) {
       const rows = await this.ch
-        .query({ query: renderSql(querySql('envelope_heads'), { loop_ids: loopIds.slice(i, i + CHUNK), since }), format: 'JSONEachRow' })
+        .query({ query: renderSql(querySql('envelope_heads'), { loop_ids: chunk, since }), format: 'JSONEachRow' })
         .then((r) =>
           r.json<{ loop_id: string; seq: string | number; hash: string; computed_hash: string; time_text: string; verdict: string; kafka_partition: number }>(),
         );
@@ -48,9 +46,9 @@ export class EnvelopeStore {
   /** Every stored version of (loop, seq) pairs but malformed rows, in Kafka offset order. */
   async versions(keys: readonly (readonly [string, number])[]): Promise<StoredVersion[]> {
     const found: StoredVersion[] = [];
-    for (let i = 0; i < keys.length; i += CHUNK) {
+    for (const chunk of inListChunks(keys)) {
       const rows = await this.ch
-        .query({ query: renderSql(querySql('envelope_versions'), { keys: keys.slice(i, i + CHUNK) }), format: 'JSONEachRow' })
+        .query({ query: renderSql(querySql('envelope_versions'), { keys: chunk }), format: 'JSONEachRow' })
         .then((r) => r.json<{ loop_id: string; seq: string | number; hash: string; time_text: string; kind: string; payload: string }>());
       for (const r of rows) {
         found.push({

@@ -116,4 +116,10 @@ export interface IncarnationHead {
   readonly accountState: string;
 }
 
-export const incarnationKey = (sessionId: string, incarnation: string): string => `${sessionId}\u0000${incarnation}`;
+/**
+ * One string per (session, incarnation), unambiguous whatever the ids hold (a
+ * separator could occur in them: ("a\0b", "c") and ("a", "b\0c") would share
+ * a joined key). A seq appended after "\0" stays unambiguous too: the JSON
+ * text ends with "]".
+ */
+export const incarnationKey = (sessionId: string, incarnation: string): string => JSON.stringify([sessionId, incarnation]);

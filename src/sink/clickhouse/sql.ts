@@ -94,3 +94,37 @@ export async function settleQuery(ch: ClickHouseClient, queryId: string): Promis
     await ch.command({ query: renderSql(querySql('kill_query'), { query_id: queryId }) });
   }
 }
+
+/** Bytes of rendered IN-list values per query: max_query_size is 262,144 bytes, and a list may appear twice. */
+export const IN_LIST_BYTES = 100_000;
+
+/** An upper bound of a value's size once rendered as a literal (every character escaped, UTF-8, quotes, separator). */
+export function literalBytes(value: SqlValue): number {
+  if (typeof value === 'string') return 2 * Buffer.byteLength(value, 'utf8') + 4;
+  if (Array.isArray(value)) return (value as readonly SqlValue[]).reduce<number>((n, v) => n + literalBytes(v), 4);
+  return 24;
+}
+
+/**
+ * Splits values for IN lists so that each list renders to at most `budget`
+ * bytes: counted in bytes, not values, so no batch of honest ids (long ones
+ * included) can push a query past max_query_size. A value larger than the
+ * budget alone goes in a list of its own (the decoders cap ids well below it).
+ */
+export function inListChunks<T extends SqlValue>(values: readonly T[], budget = IN_LIST_BYTES): T[][] {
+  const chunks: T[][] = [];
+  let chunk: T[] = [];
+  let bytes = 0;
+  for (const v of values) {
+    const size = literalBytes(v);
+    if (chunk.length > 0 && bytes + size > budget) {
+      chunks.push(chunk);
+      chunk = [];
+      bytes = 0;
+    }
+    chunk.push(v);
+    bytes += size;
+  }
+  if (chunk.length > 0) chunks.push(chunk);
+  return chunks;
+}

@@ -200,3 +200,20 @@ test('a usage growth beyond Int64 is refused with its reason, never stored wrapp
     [['1', out.rows[1]!.detail]],
   );
 });
+
+test('incarnations whose ids hold the key separator do not collide: ("a\\0b", "c") and ("a", "b\\0c") are two', async () => {
+  const table = new MemoryCrazeTable();
+  const out = await new CrazeStream(TOPIC, table).process(asRecords([event('a\u0000b', 'c', 1), event('a', 'b\u0000c', 1)]), 0, NOW);
+  assert.deepEqual(
+    out.rows.map((r) => [r.session_id, r.incarnation, r.verdict]),
+    [
+      ['a\u0000b', 'c', 'ok'],
+      ['a', 'b\u0000c', 'ok'],
+    ],
+  );
+  await table.insert(out.rows);
+  // After a restart both are read back apart: a redelivery of each is a duplicate, the next seq of each is ok.
+  const again = await new CrazeStream(TOPIC, table).process(asRecords([event('a', 'b\u0000c', 1), event('a\u0000b', 'c', 2), event('a', 'b\u0000c', 2)]), 0, NOW);
+  assert.deepEqual(again.rows.map((r) => [r.session_id, r.seq, r.verdict]), [['a\u0000b', 2, 'ok'], ['a', 2, 'ok']]);
+  assert.equal(again.verdicts.get('duplicate'), 1);
+});

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { quoteIdent, quoteString } from '../../../src/sink/clickhouse/client.js';
-import { renderSql } from '../../../src/sink/clickhouse/sql.js';
+import { inListChunks, querySql, renderSql } from '../../../src/sink/clickhouse/sql.js';
 import { readStringLiteral } from '../../support/clickhouse-literal.js';
 
 /** quoteString's output is one literal, spanning all of it, holding exactly the input. */
@@ -155,4 +155,17 @@ test('renderSql refuses a missing parameter and an empty IN list', () => {
 test('renderSql leaves text without placeholders alone, including braces that are not placeholders', () => {
   const text = "SELECT '{not a placeholder}', {1:String}, {:String} FROM t";
   assert.equal(renderSql(text, {}), text);
+});
+
+test('IN lists are cut by rendered bytes: 2,000 honest 140-character ids never make a query past max_query_size', () => {
+  const ids = Array.from({ length: 2000 }, (_, i) => `loop-${"é'\\".repeat(20)}-${String(i).padStart(70, '0')}`);
+  const chunks = inListChunks(ids);
+  assert.ok(chunks.length > 1, 'split');
+  assert.deepEqual(chunks.flat(), ids, 'every id once, in order');
+  for (const chunk of chunks) {
+    const sql = renderSql(querySql('envelope_heads'), { loop_ids: chunk, since: 0 });
+    assert.ok(Buffer.byteLength(sql) < 262_144, `query of ${Buffer.byteLength(sql)} bytes`);
+  }
+  const keys = ids.map((id, i) => [id, i] as const);
+  for (const chunk of inListChunks(keys)) assert.ok(Buffer.byteLength(renderSql(querySql('envelope_versions'), { keys: chunk })) < 262_144);
 });
