@@ -1,3 +1,4 @@
+import { redactConfig } from '../config/index.js';
 import type { Command } from './command.js';
 import { parseOptions } from './command.js';
 
@@ -13,7 +14,7 @@ README.md#configuration. A wrong value stops every command with one line
 naming the setting, the value and what is expected.`,
   run(args, { config, out }) {
     const { values } = parseOptions(args, { json: { type: 'boolean' } });
-    const shown = { ...config, clickhouse: { ...config.clickhouse, password: config.clickhouse.password ? '(set)' : '(empty)' } };
+    const shown = redactConfig(config);
     out(values.json ? JSON.stringify(shown) : JSON.stringify(shown, null, 2));
     return Promise.resolve(0);
   },

@@ -6,6 +6,7 @@ import { serverVersion } from '../sink/clickhouse/reads.js';
 import type { Command } from './command.js';
 import { parseOptions } from './command.js';
 import { MIGRATIONS_DIR } from './migrate.js';
+import { redactUrl } from '../config/index.js';
 
 interface Check {
   readonly service: string;
@@ -49,7 +50,7 @@ Redis version and whether it persists (appendonly). Exit 0 when all pass, 1 othe
         const version = await serverVersion(ch);
         const { applied, pending } = await migrationStatus(ch, config.clickhouse.database, MIGRATIONS_DIR);
         if (pending.length > 0) throw new Error(`ClickHouse ${version} answers, but ${pending.length} migration(s) are pending: run agentledger migrate`);
-        return `ClickHouse ${version} at ${config.clickhouse.url}, database ${config.clickhouse.database}, ${applied.length} migration(s) applied`;
+        return `ClickHouse ${version} at ${redactUrl(config.clickhouse.url)}, database ${config.clickhouse.database}, ${applied.length} migration(s) applied`;
       } finally {
         await ch.close();
       }
@@ -62,7 +63,7 @@ Redis version and whether it persists (appendonly). Exit 0 when all pass, 1 othe
         const info = await redis.info('server');
         const version = /redis_version:(\S+)/.exec(info)?.[1] ?? '?';
         const aof = ((await redis.config('GET', 'appendonly')) as string[])[1];
-        return `Redis ${version} at ${config.redis.url}, appendonly ${aof ?? '?'}`;
+        return `Redis ${version} at ${redactUrl(config.redis.url)}, appendonly ${aof ?? '?'}`;
       } finally {
         redis.disconnect();
       }

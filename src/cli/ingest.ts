@@ -49,7 +49,7 @@ Options:
 
     const metrics = createMetrics();
     let server: Server | undefined;
-    if (config.metricsPort > 0) server = await serveMetrics(metrics, config.metricsPort);
+    if (config.metricsPort > 0) server = await serveMetrics(metrics, config.metricsPort, config.metricsHost);
     const clickhouse = createClickHouse(config.clickhouse);
     const streams = [
       new EnvelopeStream(config.kafka.topics.envelopes, new EnvelopeStore(clickhouse), {
@@ -73,7 +73,14 @@ Options:
       log.info('stopping', { why, buffered: ingestor.buffered });
       void ingestor
         .stop()
-        .catch((err: unknown) => log.error('stop failed', { error: err instanceof Error ? err.message : String(err) }))
+        .then((flushed) => {
+          // A supervisor must know: the buffer is read again on restart, but this run did not finish its work.
+          if (!flushed) exitCode = 1;
+        })
+        .catch((err: unknown) => {
+          exitCode = 1;
+          log.error('stop failed', { error: err instanceof Error ? err.message : String(err) });
+        })
         .finally(resolveDone);
     };
     process.once('SIGTERM', () => shutdown('SIGTERM'));

@@ -91,6 +91,11 @@ export const envSchema = z.object({
     .max(65535, 'expected a port number 0-65535')
     .default(9464),
   /**
+   * Address the metrics endpoint listens on. Default `127.0.0.1` (this host
+   * only); `0.0.0.0` for a scraper on another host.
+   */
+  AGENTLEDGER_METRICS_HOST: z.string().regex(/^[A-Za-z0-9.:_-]{1,253}$/, 'expected a host name or IP address').default('127.0.0.1'),
+  /**
    * How the loop runtime hashed Seq: `binary` (8 bytes big-endian, the default)
    * or `decimal` (ASCII digits), for producers that hashed it as text.
    */
@@ -122,6 +127,7 @@ export interface Config {
   readonly batch: { readonly maxRows: number; readonly maxWaitMs: number; readonly maxBytes: number };
   readonly envelopes: { readonly seqEncoding: 'binary' | 'decimal'; readonly maxPayloadBytes: number };
   readonly metricsPort: number;
+  readonly metricsHost: string;
   readonly logLevel: Env['AGENTLEDGER_LOG_LEVEL'];
 }
 
@@ -176,6 +182,7 @@ export function parseConfig(env: NodeJS.ProcessEnv): Config {
     batch: { maxRows: e.AGENTLEDGER_BATCH_MAX_ROWS, maxWaitMs: e.AGENTLEDGER_BATCH_MAX_WAIT_MS, maxBytes: e.AGENTLEDGER_BATCH_MAX_BYTES },
     envelopes: { seqEncoding: e.AGENTLEDGER_SEQ_ENCODING, maxPayloadBytes: e.AGENTLEDGER_MAX_PAYLOAD_BYTES },
     metricsPort: e.AGENTLEDGER_METRICS_PORT,
+    metricsHost: e.AGENTLEDGER_METRICS_HOST,
     logLevel: e.AGENTLEDGER_LOG_LEVEL,
   };
 }
@@ -188,4 +195,26 @@ export function loadEnv(cwd: string = process.cwd()): NodeJS.ProcessEnv {
   const file = `${cwd}/.env`;
   if (existsSync(file)) process.loadEnvFile(file);
   return process.env;
+}
+
+/** A URL with its password (user-info) replaced by `***`: what may be printed or logged. */
+export function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password === '') return url;
+    u.password = '***';
+    return u.toString();
+  } catch {
+    // Not a URL after all: hide whatever could be user-info.
+    return url.replace(/\/\/[^@/]*@/, '//***@');
+  }
+}
+
+/** The settings as they may be shown: every password hidden, in its field and in URLs. */
+export function redactConfig(config: Config): Config {
+  return {
+    ...config,
+    clickhouse: { ...config.clickhouse, url: redactUrl(config.clickhouse.url), password: config.clickhouse.password ? '(set)' : '(empty)' },
+    redis: { ...config.redis, url: redactUrl(config.redis.url) },
+  };
 }

@@ -62,9 +62,13 @@ export function createMetrics() {
 
 export type Metrics = ReturnType<typeof createMetrics>;
 
-export function serveMetrics(metrics: Metrics, port: number): Promise<Server> {
+/** Serves `/metrics` and `/healthz` on host:port, GET (and HEAD) only. */
+export function serveMetrics(metrics: Metrics, port: number, host = '127.0.0.1'): Promise<Server> {
   const server = createServer((req, res) => {
-    if (req.url === '/metrics') {
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      res.writeHead(405, { allow: 'GET, HEAD' });
+      res.end();
+    } else if (req.url === '/metrics') {
       metrics.registry
         .metrics()
         .then((body) => {
@@ -85,6 +89,6 @@ export function serveMetrics(metrics: Metrics, port: number): Promise<Server> {
   });
   return new Promise((resolve, reject) => {
     server.once('error', reject);
-    server.listen(port, () => resolve(server));
+    server.listen(port, host, () => resolve(server));
   });
 }

@@ -214,7 +214,16 @@ export class Ingestor {
     });
     const tick = Math.max(50, Math.floor(config.batch.maxWaitMs / 2));
     this.timer = setInterval(() => {
-      if (this.inFlight === 0 && !this.stopping && !this.fenced) void this.flushIfDue(false, true).catch(() => undefined);
+      if (this.inFlight === 0 && !this.stopping && !this.fenced) {
+        // The next batch retries a failed timer flush; meanwhile it is counted and said.
+        void this.flushIfDue(false, true).catch((err: unknown) => {
+          this.deps.metrics.insertFailures.inc();
+          this.deps.log.warn('timer flush failed; the buffer is kept and retried', {
+            buffered: this.buffered,
+            error: err instanceof Error ? err.message : String(err),
+          });
+        });
+      }
     }, tick);
   }
 
@@ -539,17 +548,19 @@ export class Ingestor {
    * commit while still a member of the group (kafkajs commits only for a
    * running consumer), then leave the group.
    */
-  async stop(): Promise<void> {
-    if (this.stopping) return;
+  /** Resolves true when everything buffered was flushed (or nothing was), false when the final flush failed. */
+  async stop(): Promise<boolean> {
+    if (this.stopping) return true;
     this.stopping = true;
     if (this.timer) clearInterval(this.timer);
     this.consumer.pause(this.streams.map((s) => ({ topic: s.topic })));
     const deadline = Date.now() + this.deps.config.kafka.sessionTimeoutMs;
     while (this.inFlight > 0 && Date.now() < deadline) await sleep(20);
-    for (let attempt = 0; attempt < 5; attempt++) {
+    let flushed = false;
+    for (let attempt = 0; attempt < 5 && !flushed; attempt++) {
       try {
         await this.flushIfDue(true);
-        break;
+        flushed = true;
       } catch (err) {
         this.deps.log.error('final flush failed; the records will be read again on restart', {
           attempt: attempt + 1,
@@ -560,5 +571,6 @@ export class Ingestor {
     }
     await this.consumer.disconnect();
     await this.producer.disconnect();
+    return flushed;
   }
 }

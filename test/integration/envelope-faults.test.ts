@@ -66,8 +66,8 @@ async function assertExactlyOnce(ctx: TestContext, expected: ExpectedTraffic): P
   assert.equal(Number(flagged[0]?.n), expected.violations.length, 'each planted violation recorded once');
 }
 
-async function finish(ctx: TestContext): Promise<void> {
-  const last = runCli(['ingest', '--no-migrate', '--idle-exit-ms', '4000'], ctx.env);
+async function finish(ctx: TestContext, overrides: Record<string, string> = {}): Promise<void> {
+  const last = runCli(['ingest', '--no-migrate', '--idle-exit-ms', '4000'], { ...ctx.env, ...overrides });
   assert.equal(await last.exited, 0, last.stderr());
 }
 
@@ -139,5 +139,30 @@ test('Kafka broker restart mid-ingest: nothing lost or doubled', { timeout: 300_
   // The consumer may ride the restart out or exit for its supervisor to restart; either is fine.
   await run.exited;
   await finish(ctx);
+  await assertExactlyOnce(ctx, expected);
+});
+
+test('SIGTERM while ClickHouse is down: the final flush fails, ingest says so and exits 1; nothing is lost', { timeout: 300_000, skip: !local && 'needs the local stack' }, async () => {
+  const { ctx, expected } = await setup('sigterm_down', 300, { AGENTLEDGER_BATCH_MAX_ROWS: '1000000', AGENTLEDGER_BATCH_MAX_WAIT_MS: '600000', AGENTLEDGER_METRICS_PORT: '19466' });
+  const run = runCli(['ingest', '--no-migrate'], ctx.env);
+  // Everything is read and buffered (no flush for 10 minutes)…
+  let metrics = '';
+  for (let i = 0; i < 600; i++) {
+    metrics = await fetch('http://127.0.0.1:19466/metrics').then((r) => r.text(), () => '');
+    const counted = [...metrics.matchAll(/^agentledger_records_total\{[^}]*\} (\d+)/gm)].reduce((n, m) => n + Number(m[1]), 0);
+    if (counted >= expected.records) break;
+    await sleep(100);
+  }
+  // …then ClickHouse goes away and the process is asked to stop.
+  stack('stop', 'clickhouse');
+  try {
+    run.child.kill('SIGTERM');
+    assert.equal(await run.exited, 1, 'a stop whose final flush failed is not a success');
+    assert.match(run.stderr(), /final flush failed; the records will be read again on restart/);
+  } finally {
+    stack('start', 'clickhouse');
+  }
+  // The restart flushes as usual (this test's runs wait 10 minutes between flushes).
+  await finish(ctx, { AGENTLEDGER_BATCH_MAX_WAIT_MS: '200' });
   await assertExactlyOnce(ctx, expected);
 });

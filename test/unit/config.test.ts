@@ -83,3 +83,38 @@ test('--help explains every command without needing any service', () => {
   assert.equal(m.status, 0);
   assert.match(m.stdout, /exactly once/);
 });
+
+test('config prints no password: not in its field, not in a ClickHouse or Redis URL', () => {
+  const secret = 'S3cr3t-planted';
+  const r = spawnSync(process.execPath, [BIN, 'config', '--json'], {
+    encoding: 'utf8',
+    env: {
+      PATH: process.env['PATH'] ?? '',
+      AGENTLEDGER_CLICKHOUSE_URL: `http://writer:${secret}@127.0.0.1:8123`,
+      AGENTLEDGER_CLICKHOUSE_PASSWORD: secret,
+      AGENTLEDGER_REDIS_URL: `redis://:${secret}@127.0.0.1:6379`,
+    },
+  });
+  assert.equal(r.status, 0, r.stderr);
+  assert.ok(!r.stdout.includes(secret) && !r.stderr.includes(secret), r.stdout);
+  const shown = JSON.parse(r.stdout) as { clickhouse: { url: string; password: string }; redis: { url: string } };
+  assert.equal(shown.clickhouse.url, 'http://writer:***@127.0.0.1:8123/');
+  assert.equal(shown.clickhouse.password, '(set)');
+  assert.equal(shown.redis.url, 'redis://:***@127.0.0.1:6379');
+});
+
+test('the metrics endpoint listens on loopback by default and answers GET only', async () => {
+  const { createMetrics, serveMetrics } = await import('../../src/observability/metrics.js');
+  assert.equal(parseConfig({}).metricsHost, '127.0.0.1');
+  const server = await serveMetrics(createMetrics(), 0);
+  try {
+    const address = server.address();
+    assert.ok(address !== null && typeof address === 'object');
+    assert.equal(address.address, '127.0.0.1');
+    const base = `http://127.0.0.1:${address.port}/metrics`;
+    assert.equal((await fetch(base)).status, 200);
+    assert.equal((await fetch(base, { method: 'POST', body: 'x' })).status, 405);
+  } finally {
+    server.close();
+  }
+});
