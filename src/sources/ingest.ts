@@ -106,6 +106,25 @@ const emptyPending = (): Pending => ({
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /**
+ * `promise`, or a rejection after `ms`: a request to a broker that went away
+ * mid-call can stay pending for good, and one awaited while the buffer lock is
+ * held would stall the consumer (seen when the broker restarts).
+ */
+async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      promise,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`${what}: no answer from Kafka in ${ms} ms`)), ms);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
  * The insert bytes a batch of records adds, over-estimated from the records
  * themselves (cheaper than measuring every row): a row holds its record's
  * text at most twice as long once JSON-escaped, plus columns and state.
@@ -199,6 +218,13 @@ export class Ingestor {
       this.lastActivity = Date.now();
       this.dropState();
       this.fenced = false;
+      // A batch abandoned while ClickHouse or Kafka failed leaves the topics
+      // paused: the new generation must fetch again (kafkajs keeps pauses across rejoins).
+      if (this.paused && !this.stopping) {
+        this.paused = false;
+        this.deps.metrics.paused.set(0);
+        this.consumer.resume(this.streams.map((s) => ({ topic: s.topic })));
+      }
       log.info('joined consumer group', { memberId: e.payload.memberId, assignment: e.payload.memberAssignment });
     });
     this.consumer.on(this.consumer.events.CRASH, (e) => {
@@ -254,7 +280,7 @@ export class Ingestor {
       // Step 2: fetch on, commit later.
       resolveOffset(batch.lastOffset());
       await this.untilDone(heartbeat, () => this.flushIfDue(false));
-      await heartbeat();
+      await within(heartbeat(), this.deps.config.kafka.sessionTimeoutMs, 'heartbeat');
     } finally {
       this.inFlight--;
     }
@@ -376,7 +402,7 @@ export class Ingestor {
       clearInterval(timer);
     }
     if (failure !== undefined) throw failure;
-    await heartbeat();
+    await within(heartbeat(), this.deps.config.kafka.sessionTimeoutMs, 'heartbeat');
   }
 
   /**
@@ -407,7 +433,7 @@ export class Ingestor {
   private async fence(p: Pending): Promise<void> {
     const durable = [...p.positions.keys()].map((tp) => this.durable.get(tp)).filter((d): d is Position => d !== undefined);
     try {
-      await this.consumer.commitOffsets(durable);
+      await within(this.consumer.commitOffsets(durable), this.deps.config.kafka.sessionTimeoutMs, 'ownership check (offset commit)');
     } catch (err) {
       this.fenced = true;
       const lost = membershipError(err);
@@ -488,8 +514,7 @@ export class Ingestor {
       // The rows are durable: committing now only saves re-reading them, and
       // dates them for the next reader. A refusal means this member lost its
       // partitions: no timer flush until it joins again.
-      await this.consumer
-        .commitOffsets(commits)
+      await within(this.consumer.commitOffsets(commits), this.deps.config.kafka.sessionTimeoutMs, 'offset commit')
         .then(() => {
           for (const c of commits) this.since.set(`${c.topic}:${c.partition}`, sinceOf(metadata));
         })
