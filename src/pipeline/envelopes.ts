@@ -14,7 +14,7 @@ import { kafkaColumns, malformedColumns } from './malformed.js';
 import type { ChainPort, DerivePort, InsertPort, ProgressPort } from './ports.js';
 import type { DeadLetter, SourceRecord, Stream, StreamBatch } from './stream.js';
 
-export type BatchOutcome = StreamBatch<EnvelopeRow>;
+type BatchOutcome = StreamBatch<EnvelopeRow>;
 
 /** What the envelope pipeline reads and writes. */
 export type EnvelopeStorePort = ChainPort & ProgressPort & InsertPort<EnvelopeRow> & DerivePort<EnvelopeRow>;

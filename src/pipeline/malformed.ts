@@ -9,7 +9,7 @@ import type { KafkaColumns } from '../sink/clickhouse/rows.js';
 import type { SourceRecord } from './stream.js';
 
 /** Raw bytes of a malformed record kept in ClickHouse (base64); the DLQ has all of them. */
-export const MALFORMED_EVIDENCE_BYTES = 64 * 1024;
+const MALFORMED_EVIDENCE_BYTES = 64 * 1024;
 
 export interface MalformedColumns extends KafkaColumns {
   /** The record key as UTF-8 text ('' when it has none). */
