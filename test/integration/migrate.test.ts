@@ -15,7 +15,7 @@ import { loadMigrations, migrate } from '../../src/sink/clickhouse/migrate.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { testContext, type TestContext } from '../support/context.js';
 
-const BIN = fileURLToPath(new URL('../../../bin/agentledger.js', import.meta.url));
+const BIN = fileURLToPath(new URL('../support/cli-entry.js', import.meta.url));
 let ctx: TestContext;
 
 before(async () => {

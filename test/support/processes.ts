@@ -6,7 +6,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { after } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
-export const BIN = fileURLToPath(new URL('../../../bin/agentledger.js', import.meta.url));
+/** The CLI of this build (see cli-entry.ts). */
+export const BIN = fileURLToPath(new URL('./cli-entry.js', import.meta.url));
 
 export interface Running {
   readonly child: ChildProcess;

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { ConfigError, parseConfig } from '../../src/config/index.js';
 
-const BIN = fileURLToPath(new URL('../../../bin/agentledger.js', import.meta.url));
+const BIN = fileURLToPath(new URL('../support/cli-entry.js', import.meta.url));
 
 test('defaults point at the local stack', () => {
   const c = parseConfig({});
