@@ -26,6 +26,21 @@ export function parseOptions<T extends ParseArgsConfig['options']>(args: string[
   try {
     return parseArgs({ args, options, allowPositionals, strict: true });
   } catch (err) {
-    throw new UsageError(err instanceof Error ? err.message : String(err));
+    // parseArgs explains some mistakes over several lines: a usage error is one.
+    throw new UsageError((err instanceof Error ? err.message : String(err)).replace(/\s*\n\s*/g, ' '));
   }
+}
+
+/**
+ * A whole-number option (`--limit 20`): digits only, from `min` up to
+ * Number.MAX_SAFE_INTEGER, else a usage error naming the option. Checked here,
+ * at parse time, so a value the server cannot take is a usage error (exit 2),
+ * not a failed query.
+ */
+export function wholeNumberOption(option: string, text: string, min: number): number {
+  const value = Number(text);
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(value) || value < min) {
+    throw new UsageError(`--${option} expects a whole number from ${min} to ${Number.MAX_SAFE_INTEGER}, got ${JSON.stringify(text)}`);
+  }
+  return value;
 }

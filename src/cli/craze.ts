@@ -1,19 +1,25 @@
-import { mkdir, open, readdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
+import { mkdir, readdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import type { Producer } from 'kafkajs';
-import { completeLines, crazeRecordValue, JournalParser } from '../sources/craze-journal.js';
+import { crazeRecordValue, JournalParser, type JournalEvent } from '../sources/craze-journal.js';
 import { createKafka, createReliableProducer, ensureTopics, TOPIC_CONFIG } from '../sources/kafka.js';
+import { MAX_LINE_BYTES, oversizedReason, readLines } from '../sources/lines.js';
 import type { Command, CommandContext } from './command.js';
 import { parseOptions, UsageError } from './command.js';
+import { printable } from './terminal.js';
 
 /** Per journal file: how far it has been sent, so a restarted follower resends nothing. */
 interface FileState {
-  /** Bytes of complete lines consumed and sent. */
+  /** Bytes of complete lines read, every event of them acknowledged by the broker. */
   offset: number;
   /** Highest seq sent (guards a re-read from the start of the file). */
   lastSeq: number;
 }
 type PushState = Record<string, FileState>;
+
+/** How many unreadable lines are printed per file; the rest are counted. */
+const PRINTED_PER_FILE = 20;
 
 const HELP = `Usage: agentledger craze push PATH... [--follow] [--state FILE] [--interval-ms MS]
 
@@ -25,6 +31,14 @@ cwd, provider and craze version from its header. Events journaled without a
 body (omitted) are skipped, gap lines are counted and reported (the consumer
 records the missing seqs), and a torn last line is left for later.
 
+Files are streamed line by line. A line that cannot be read (not JSON, an
+event line without a seq or an event object, or longer than ${MAX_LINE_BYTES / (1024 * 1024)} MiB, the
+largest record the topic accepts) is printed with its file and line number
+(the first ${PRINTED_PER_FILE} per file; the rest are counted), skipped, and counted in the
+summary; the events after it are still sent. It is reported whenever a run
+reads it: each run reads every file from its start, except that a file --state
+records as sent to its end is not read again.
+
 Pushing the same files twice is harmless: the consumer drops events it has
 already stored. With --follow it keeps tailing the files as craze appends to
 them (new files included) and remembers in --state how far each file was sent,
@@ -35,7 +49,10 @@ Options:
   --follow          keep tailing; stop with SIGINT or SIGTERM
   --state FILE      where --follow keeps its progress
                     (default ./.agentledger/craze-push-state.json)
-  --interval-ms MS  how often --follow looks for new lines (default 250)`;
+  --interval-ms MS  how often --follow looks for new lines (default 250)
+
+Exit code: 0 every line was read, 1 a line was skipped unread (the other
+events were still sent), 2 bad usage or settings.`;
 
 async function journalFiles(paths: readonly string[]): Promise<string[]> {
   const out: string[] = [];
@@ -72,12 +89,39 @@ interface Totals {
   omitted: number;
   gaps: number;
   files: number;
+  unreadable: number;
+}
+
+/** Reports a journal line that was skipped unread: file, 1-based line number, why. */
+type Unreadable = (file: string, line: number, reason: string) => void;
+
+/** One journal file as this process reads it: the parser keeps its header, session and held events between reads. */
+interface Tail {
+  readonly parser: JournalParser;
+  /** Bytes of complete lines parsed: the next read starts here. */
+  readTo: number;
+  /** Complete lines before readTo, so line numbers count from the file's start. */
+  lines: number;
+  /** The line being parsed, for the parser's unreadable reports. */
+  current: number;
 }
 
 /**
- * Sends what a file has beyond its state: complete lines only, the torn rest
- * left for the next call (or, at the end of a one-shot push, dropped). The
- * state moves only after the broker acknowledged the records.
+ * Events per producer.send, and bytes of record values: one send to a
+ * session's partition is one record batch, and the broker refuses a batch
+ * above the topic's max.message.bytes (16 MiB), so a batch stays well under it.
+ */
+const SEND_MAX_EVENTS = 1000;
+const SEND_MAX_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Sends what a file has beyond what this process has read of it: complete
+ * lines only, the torn rest left for the next call (or, at the end of a
+ * one-shot push, sent if it is complete JSON and dropped if not). The file is
+ * streamed: at most one line (up to MAX_LINE_BYTES) and one send's events are
+ * in memory. A line that cannot be read is reported and skipped; it does not
+ * hold up the lines after it. The state moves only after the broker
+ * acknowledged the records of every line before the new offset.
  */
 async function pushFile(
   path: string,
@@ -86,65 +130,102 @@ async function pushFile(
   topic: string,
   totals: Totals,
   final: boolean,
-  parsers: Map<string, JournalParser>,
+  tails: Map<string, Tail>,
+  unreadable: Unreadable,
 ): Promise<void> {
   const size = (await stat(path)).size;
-  if (size <= st.offset) return;
-  // A follower that already knows the file's header and session reads only
-  // the new bytes; otherwise it reads from the start to learn them, and the
-  // parser skips the events already sent (seq <= lastSeq).
-  let parser = parsers.get(path);
-  let from = 0;
-  if (parser?.ready && st.offset > 0) {
-    from = st.offset;
-  } else {
-    parser = new JournalParser(st.lastSeq);
-    parsers.set(path, parser);
+  let tail = tails.get(path);
+  // A fresh process re-reads a file from the start to learn its header and
+  // session; the parser skips the events already sent (seq <= lastSeq). A file
+  // sent whole before is not read again at all.
+  if (size <= (tail?.readTo ?? st.offset)) return;
+  if (tail === undefined) {
+    const t: Tail = { parser: new JournalParser(st.lastSeq, (reason) => unreadable(path, t.current, reason)), readTo: 0, lines: 0, current: 0 };
+    tail = t;
+    tails.set(path, tail);
   }
-  const handle = await open(path, 'r');
-  let buf: Buffer;
-  try {
-    buf = Buffer.alloc(size - from);
-    await handle.read(buf, 0, buf.length, from);
-  } finally {
-    await handle.close();
-  }
-  const lastNewline = buf.lastIndexOf(0x0a);
-  const { lines, rest } = completeLines(buf.toString('utf8', 0, lastNewline + 1) + (final ? buf.toString('utf8', lastNewline + 1) : ''));
+  const { parser } = tail;
   const omittedBefore = parser.omitted;
   const gapsBefore = parser.gaps.length;
-  const events = lines.flatMap((l) => parser.line(l));
-  if (final && rest !== '') {
-    // A last line with no newline: complete JSON is kept, a torn one dropped.
-    try {
-      JSON.parse(rest);
-      events.push(...parser.line(rest));
-    } catch {
-      /* torn: craze was killed mid-write */
+  let batch: { key: string; value: string }[] = [];
+  let batchBytes = 0;
+  let batchLastSeq = 0;
+  /** End of the last complete line parsed, and how many complete lines that is. */
+  let parsedTo = tail.readTo;
+  let parsedLines = tail.lines;
+  const send = async (): Promise<void> => {
+    if (batch.length > 0) {
+      await producer.send({ topic, acks: -1, messages: batch });
+      totals.events += batch.length;
+      st.lastSeq = Math.max(st.lastSeq, batchLastSeq);
+      batch = [];
+      batchBytes = 0;
     }
-  }
-  if (!parser.ready) {
-    parsers.delete(path);
-    if (final && parser.waiting > 0) {
-      throw new Error(`${path}: ${parser.waiting} event(s) but no header incarnation or craze_session diag line to attribute them`);
+    // Every event of the lines before parsedTo is now acknowledged (held
+    // events exist only while the parser is not ready).
+    if (parser.ready) st.offset = parsedTo;
+  };
+  for await (const item of readLines(createReadStream(path, { start: tail.readTo, end: size - 1 }), MAX_LINE_BYTES, tail.readTo)) {
+    // Not final: the bytes after the last newline wait until craze finishes the line.
+    if (!item.terminated && !final) break;
+    tail.current = tail.lines + item.number;
+    let events: JournalEvent[] = [];
+    if (item.kind === 'oversized') {
+      unreadable(path, tail.current, oversizedReason(item, MAX_LINE_BYTES));
+    } else {
+      const text = item.bytes.toString('utf8');
+      // A last line with no newline at the end of a one-shot push: complete
+      // JSON is kept, a torn one (craze was killed mid-write) dropped unreported.
+      if (item.terminated || isJson(text)) events = parser.line(text);
     }
-    return;
+    if (item.terminated) {
+      parsedTo = item.end;
+      parsedLines = tail.lines + item.number;
+    }
+    if (events.length === 0) continue;
+    for (const e of events) {
+      const value = crazeRecordValue(parser.sessionId!, parser.meta!, e, path);
+      batch.push({ key: parser.sessionId!, value });
+      batchBytes += value.length;
+      batchLastSeq = Math.max(batchLastSeq, e.seq);
+    }
+    if (batch.length >= SEND_MAX_EVENTS || batchBytes >= SEND_MAX_BYTES) await send();
   }
-  const sessionId = parser.sessionId!;
-  const meta = parser.meta!;
-  for (let i = 0; i < events.length; i += 1000) {
-    const chunk = events.slice(i, i + 1000);
-    await producer.send({
-      topic,
-      acks: -1,
-      messages: chunk.map((e) => ({ key: sessionId, value: crazeRecordValue(sessionId, meta, e, path) })),
-    });
-    st.lastSeq = Math.max(st.lastSeq, ...chunk.map((e) => e.seq));
-  }
-  st.offset = from + lastNewline + 1;
-  totals.events += events.length;
+  await send();
+  tail.readTo = parsedTo;
+  tail.lines = parsedLines;
   totals.omitted += parser.omitted - omittedBefore;
   totals.gaps += parser.gaps.length - gapsBefore;
+  if (final && !parser.ready && parser.waiting > 0) {
+    throw new Error(`${path}: ${parser.waiting} event(s) but no header incarnation or craze_session diag line to attribute them`);
+  }
+}
+
+function isJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Prints unreadable lines (escaped: a journal is producer data) and counts them per file. */
+function unreadableReporter(totals: Totals, out: (line: string) => void): { report: Unreadable; summarise: () => void } {
+  const perFile = new Map<string, number>();
+  return {
+    report(file, line, reason) {
+      totals.unreadable++;
+      const n = (perFile.get(file) ?? 0) + 1;
+      perFile.set(file, n);
+      if (n <= PRINTED_PER_FILE) out(`unreadable line skipped: ${printable(file)}:${line}: ${printable(reason)}`);
+    },
+    summarise() {
+      for (const [file, n] of perFile) {
+        if (n > PRINTED_PER_FILE) out(`  … and ${n - PRINTED_PER_FILE} more unreadable line(s) in ${printable(file)}`);
+      }
+    },
+  };
 }
 
 async function push(args: string[], { config, log, out }: CommandContext): Promise<number> {
@@ -163,19 +244,26 @@ async function push(args: string[], { config, log, out }: CommandContext): Promi
   await ensureTopics(kafka, [{ topic, configEntries: TOPIC_CONFIG }]);
   const producer = createReliableProducer(kafka);
   await producer.connect();
-  const totals: Totals = { events: 0, omitted: 0, gaps: 0, files: 0 };
-  const parsers = new Map<string, JournalParser>();
+  const totals: Totals = { events: 0, omitted: 0, gaps: 0, files: 0, unreadable: 0 };
+  const tails = new Map<string, Tail>();
+  const unreadable = unreadableReporter(totals, out);
+  // Exit 1 when a line was skipped unread: the push did its best, but
+  // something in the journals is not on the topic.
+  const exitCode = (): number => (totals.unreadable > 0 ? 1 : 0);
   try {
     if (!values.follow) {
       for (const file of await journalFiles(positionals)) {
         const st = state[file] ?? { offset: 0, lastSeq: 0 };
-        await pushFile(file, st, producer, topic, totals, true, parsers);
+        await pushFile(file, st, producer, topic, totals, true, tails, unreadable.report);
         state[file] = st;
         totals.files++;
       }
       await saveState(stateFile, state);
-      out(`pushed ${totals.events} event(s) from ${totals.files} journal file(s) to ${topic}; ${totals.omitted} omitted event(s) skipped, ${totals.gaps} gap line(s)`);
-      return 0;
+      unreadable.summarise();
+      out(
+        `pushed ${totals.events} event(s) from ${totals.files} journal file(s) to ${topic}; ${totals.omitted} omitted event(s) skipped, ${totals.gaps} gap line(s), ${totals.unreadable} unreadable line(s) skipped`,
+      );
+      return exitCode();
     }
     let stop = false;
     const halt = (): void => {
@@ -187,18 +275,19 @@ async function push(args: string[], { config, log, out }: CommandContext): Promi
     while (!stop) {
       for (const file of await journalFiles(positionals)) {
         const st = state[file] ?? { offset: 0, lastSeq: 0 };
-        const before = totals.events;
-        await pushFile(file, st, producer, topic, totals, false, parsers);
+        const before = { events: totals.events, offset: st.offset };
+        await pushFile(file, st, producer, topic, totals, false, tails, unreadable.report);
         state[file] = st;
-        if (totals.events > before) {
+        if (st.offset !== before.offset) {
           await saveState(stateFile, state);
-          log.info('pushed', { file, events: totals.events - before, lastSeq: st.lastSeq });
+          log.info('pushed', { file, events: totals.events - before.events, lastSeq: st.lastSeq });
         }
       }
       await new Promise((r) => setTimeout(r, interval));
     }
-    out(`pushed ${totals.events} event(s); state in ${stateFile}`);
-    return 0;
+    unreadable.summarise();
+    out(`pushed ${totals.events} event(s), ${totals.unreadable} unreadable line(s) skipped; state in ${printable(stateFile ?? '')}`);
+    return exitCode();
   } finally {
     await producer.disconnect();
   }

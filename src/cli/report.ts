@@ -1,7 +1,8 @@
 import { createClickHouse } from '../sink/clickhouse/client.js';
 import { latestViolations, verdictCounts } from '../sink/clickhouse/reads.js';
 import type { Command } from './command.js';
-import { parseOptions, UsageError } from './command.js';
+import { parseOptions, wholeNumberOption } from './command.js';
+import { printable } from './terminal.js';
 
 export const reportCommand: Command = {
   name: 'report',
@@ -13,8 +14,7 @@ violations (default 20) with their detail. With --json one object
 {"verdicts": [{"verdict", "envelopes", "loops"}], "violations": [{"loopId", "seq", "verdict", "detail", "time"}]}.`,
   async run(args, { config, out }) {
     const { values } = parseOptions(args, { limit: { type: 'string' }, json: { type: 'boolean' } });
-    const limit = Number(values.limit ?? 20);
-    if (!Number.isInteger(limit) || limit < 0) throw new UsageError('--limit takes a whole number');
+    const limit = values.limit === undefined ? 20 : wholeNumberOption('limit', values.limit, 0);
     const ch = createClickHouse(config.clickhouse);
     try {
       const verdicts = await verdictCounts(ch);
@@ -29,9 +29,9 @@ violations (default 20) with their detail. With --json one object
         return 0;
       }
       out('verdict          envelopes      loops');
-      for (const v of verdicts) out(`${v.verdict.padEnd(15)} ${String(v.envelopes).padStart(10)} ${String(v.loops).padStart(10)}`);
+      for (const v of verdicts) out(`${printable(v.verdict).padEnd(15)} ${String(v.envelopes).padStart(10)} ${String(v.loops).padStart(10)}`);
       if (violations.length > 0) out(`\nlatest ${violations.length} chain violation(s):`);
-      for (const v of violations) out(`  ${v.verdict.padEnd(15)} ${v.loopId} seq ${v.seq}: ${v.detail}`);
+      for (const v of violations) out(`  ${printable(v.verdict).padEnd(15)} ${printable(v.loopId)} seq ${v.seq}: ${printable(v.detail)}`);
       return 0;
     } finally {
       await ch.close();

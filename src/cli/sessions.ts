@@ -2,7 +2,8 @@ import { createClickHouse } from '../sink/clickhouse/client.js';
 import { crazeSessions, type SessionSummary } from '../sink/clickhouse/reads.js';
 import { picoToUsdText } from '../money/picodollars.js';
 import type { Command } from './command.js';
-import { parseOptions, UsageError } from './command.js';
+import { parseOptions, UsageError, wholeNumberOption } from './command.js';
+import { printable } from './terminal.js';
 
 /**
  * `--since` as a time, in whole seconds (a ClickHouse DateTime has no fraction):
@@ -36,8 +37,7 @@ subagentsAbandoned, models, provider, cwd, firstSeen, lastSeen.`,
   async run(args, { config, out }) {
     const { values } = parseOptions(args, { since: { type: 'string' }, limit: { type: 'string' }, json: { type: 'boolean' } });
     const since = values.since === undefined ? undefined : parseSince(values.since);
-    const limit = values.limit === undefined ? undefined : Number(values.limit);
-    if (!(limit === undefined || (Number.isInteger(limit) && limit >= 0))) throw new UsageError('--limit takes a whole number');
+    const limit = values.limit === undefined ? undefined : wholeNumberOption('limit', values.limit, 0);
     const ch = createClickHouse(config.clickhouse);
     let sessions: SessionSummary[];
     try {
@@ -53,7 +53,7 @@ subagentsAbandoned, models, provider, cwd, firstSeen, lastSeen.`,
     for (const s of sessions) {
       const usd = picoToUsdText(BigInt(s.costPicoUsd));
       out(
-        `${s.sessionId.padEnd(38)} ${usd.padStart(19)} ${String(s.inputTokens).padStart(9)} ${String(s.outputTokens).padStart(10)}  ${`${s.turnsDone}/${s.turnsFailed}/${s.turnsCancelled}`.padEnd(11)}  ${`${s.subagentsCompleted}/${s.subagentsFailed}/${s.subagentsCancelled}/${s.subagentsAbandoned}`.padEnd(17)}  ${String(s.unpricedReports).padStart(8)}  ${s.incarnations}`,
+        `${printable(s.sessionId).padEnd(38)} ${usd.padStart(19)} ${String(s.inputTokens).padStart(9)} ${String(s.outputTokens).padStart(10)}  ${`${s.turnsDone}/${s.turnsFailed}/${s.turnsCancelled}`.padEnd(11)}  ${`${s.subagentsCompleted}/${s.subagentsFailed}/${s.subagentsCancelled}/${s.subagentsAbandoned}`.padEnd(17)}  ${String(s.unpricedReports).padStart(8)}  ${s.incarnations}`,
       );
     }
     if (sessions.length === 0) out('(no craze sessions)');

@@ -1,10 +1,11 @@
 import { createReadStream } from 'node:fs';
-import { createInterface } from 'node:readline';
 import { decodeEnvelope } from '../decode/envelope.js';
+import { MAX_LINE_BYTES, oversizedReason, readLines } from '../sources/lines.js';
 import { isViolation, SEQ_ENCODING_SETTING, type Verdict } from '../verify/chain.js';
 import { MemoryChains } from '../verify/memory-chains.js';
 import type { Command } from './command.js';
 import { parseOptions, UsageError } from './command.js';
+import { printable } from './terminal.js';
 
 interface Violation {
   readonly loopId: string;
@@ -23,6 +24,16 @@ function bestEffortKey(line: string): { loopId: string; seq: number } {
   }
 }
 
+/** ASCII whitespace only, or empty: a blank line between records, skipped uncounted. */
+function isBlank(bytes: Buffer): boolean {
+  return bytes.every((b) => b === 0x20 || b === 0x09 || b === 0x0d || b === 0x0b || b === 0x0c);
+}
+
+/** A failure of the input itself (missing file, a directory, EIO), as opposed to a fault of this code. */
+function isReadError(err: unknown): err is NodeJS.ErrnoException & Error {
+  return err instanceof Error && typeof (err as NodeJS.ErrnoException).syscall === 'string';
+}
+
 export const verifyCommand: Command = {
   name: 'verify',
   summary: 'verify loop-runtime hash chains in JSONL files, offline',
@@ -36,7 +47,11 @@ Verdicts: ok, duplicate (a redelivery: allowed), fork (a second version of a
 seq), mismatch (carried hash != recomputed), gap, regression (a seq below the
 head never seen), time_regression, malformed (the line cannot be decoded).
 
-Output: a summary and one line per violation; with --json one object
+A line longer than ${MAX_LINE_BYTES / (1024 * 1024)} MiB (the largest record agentledger's topics
+accept) is not read: it counts as a malformed envelope and the file goes on.
+
+Output: a summary and one line per violation, with control characters in ids
+and details escaped (\\x1b, \\n, \\\\); with --json one object
 {"loops", "envelopes", "ok", "duplicates", "violations": [{"loopId", "seq", "verdict", "detail"}]}.
 Seq is hashed as 8 bytes big-endian unless ${SEQ_ENCODING_SETTING}=decimal.
 
@@ -52,33 +67,31 @@ Exit code: 0 every chain verifies (duplicates allowed), 1 any other verdict,
     let duplicates = 0;
     for (const file of positionals) {
       const input = file === '-' ? process.stdin : createReadStream(file);
-      const opened = new Promise<void>((resolve, reject) => {
-        input.once('error', reject);
-        input.once('readable', () => resolve());
-        input.once('end', () => resolve());
-      });
       try {
-        await opened;
+        for await (const line of readLines(input)) {
+          if (line.kind === 'oversized') {
+            envelopes++;
+            violations.push({ loopId: '', seq: 0, verdict: 'malformed', detail: `${file}:${line.number}: ${oversizedReason(line, MAX_LINE_BYTES)}` });
+            continue;
+          }
+          if (isBlank(line.bytes)) continue;
+          envelopes++;
+          const decoded = decodeEnvelope(line.bytes, config.envelopes);
+          if (!decoded.ok) {
+            violations.push({ ...bestEffortKey(line.bytes.toString('utf8')), verdict: 'malformed', detail: `${file}:${line.number}: ${decoded.reason}` });
+            continue;
+          }
+          const result = chains.verify(decoded.value);
+          if (result.verdict === 'ok') okCount++;
+          else if (result.verdict === 'duplicate') duplicates++;
+          if (isViolation(result.verdict)) {
+            violations.push({ loopId: decoded.value.loopId, seq: decoded.value.seq, verdict: result.verdict, detail: result.detail });
+          }
+        }
       } catch (err) {
-        process.stderr.write(`agentledger verify: cannot read ${file}: ${(err as Error).message}\n`);
+        if (!isReadError(err)) throw err;
+        process.stderr.write(`agentledger verify: cannot read ${printable(file)}: ${printable(err.message)}\n`);
         return 2;
-      }
-      let lineNo = 0;
-      for await (const line of createInterface({ input, crlfDelay: Infinity })) {
-        lineNo++;
-        if (line.trim() === '') continue;
-        envelopes++;
-        const decoded = decodeEnvelope(Buffer.from(line, 'utf8'), config.envelopes);
-        if (!decoded.ok) {
-          violations.push({ ...bestEffortKey(line), verdict: 'malformed', detail: `${file}:${lineNo}: ${decoded.reason}` });
-          continue;
-        }
-        const result = chains.verify(decoded.value);
-        if (result.verdict === 'ok') okCount++;
-        else if (result.verdict === 'duplicate') duplicates++;
-        if (isViolation(result.verdict)) {
-          violations.push({ loopId: decoded.value.loopId, seq: decoded.value.seq, verdict: result.verdict, detail: result.detail });
-        }
       }
     }
     const loops = chains.loopCount;
@@ -86,7 +99,7 @@ Exit code: 0 every chain verifies (duplicates allowed), 1 any other verdict,
       out(JSON.stringify({ loops, envelopes, ok: okCount, duplicates, violations }));
     } else {
       out(`${loops} loops, ${envelopes} envelopes: ${okCount} ok, ${duplicates} duplicate(s), ${violations.length} violation(s)`);
-      for (const v of violations.slice(0, 200)) out(`  ${v.verdict.padEnd(15)} ${v.loopId} seq ${v.seq}: ${v.detail}`);
+      for (const v of violations.slice(0, 200)) out(`  ${v.verdict.padEnd(15)} ${printable(v.loopId)} seq ${v.seq}: ${printable(v.detail)}`);
       if (violations.length > 200) out(`  … and ${violations.length - 200} more (use --json for all)`);
       const failedAtOne = new Set(violations.filter((v) => v.verdict === 'mismatch' && v.seq === 1).map((v) => v.loopId));
       if (loops > 0 && failedAtOne.size === loops) {

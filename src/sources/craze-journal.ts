@@ -38,11 +38,15 @@ export class JournalParser {
   sessionId: string | undefined;
   readonly gaps: JournalGap[] = [];
   omitted = 0;
-  /** Lines that are not JSON (other than a torn last line, which the caller holds back). */
+  /** Lines that are not journal lines (other than a torn last line, which the caller holds back). */
   unreadable = 0;
   private held: JournalEvent[] = [];
 
-  constructor(private readonly skipThroughSeq = 0) {}
+  constructor(
+    private readonly skipThroughSeq = 0,
+    /** Told why each unreadable line was skipped, so the caller can report it. */
+    private readonly onUnreadable: (reason: string) => void = () => undefined,
+  ) {}
 
   /** Feeds one complete line; returns the events that can be sent now. */
   line(text: string): JournalEvent[] {
@@ -51,9 +55,10 @@ export class JournalParser {
     try {
       parsed = JSON.parse(text) as typeof parsed;
     } catch {
-      this.unreadable++;
-      return [];
+      return this.skip('not JSON');
     }
+    // `null`, a number or an array: JSON, but no journal line.
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return this.skip('not a JSON object');
     switch (parsed.type) {
       case 'header':
         this.meta = {
@@ -78,22 +83,23 @@ export class JournalParser {
           return [];
         }
         const seq = parsed.seq;
-        if (typeof seq !== 'number' || !Number.isSafeInteger(seq) || seq < 1) {
-          this.unreadable++;
-          return [];
-        }
-        if (seq <= this.skipThroughSeq) return [];
+        if (typeof seq !== 'number' || !Number.isSafeInteger(seq) || seq < 1) return this.skip('event line without a whole-number seq >= 1');
         const eventText = objectMembers(text).get('event');
-        if (eventText === undefined || !eventText.startsWith('{')) {
-          this.unreadable++;
-          return [];
-        }
+        if (eventText === undefined || !eventText.startsWith('{')) return this.skip(`event line (seq ${seq}) without an event object`);
+        // After the unreadable checks, so a re-read reports the same lines.
+        if (seq <= this.skipThroughSeq) return [];
         this.held.push({ seq, eventText });
         return this.release();
       }
       default:
         return [];
     }
+  }
+
+  private skip(reason: string): JournalEvent[] {
+    this.unreadable++;
+    this.onUnreadable(reason);
+    return [];
   }
 
   /** Events still held because the file has not named its session yet. */

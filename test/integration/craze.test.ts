@@ -4,7 +4,8 @@
  * hand (test/fixtures/craze/GROUND_TRUTH.md), to the picodollar, including a
  * session above $9,007. The same corpus sent as plain Kafka records gives the
  * same tables; pushing twice changes nothing; SIGKILLs change no total; a
- * follower restarted mid-file sends no line twice.
+ * follower restarted mid-file sends no line twice; unreadable lines are
+ * reported, counted and skipped, and everything readable is sent.
  */
 import assert from 'node:assert/strict';
 import { appendFile, mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
@@ -19,6 +20,7 @@ import { createClickHouse } from '../../src/sink/clickhouse/client.js';
 import { migrate } from '../../src/sink/clickhouse/migrate.js';
 import { completeLines, JournalParser } from '../../src/sources/craze-journal.js';
 import { createKafka, ensureTopics, TOPIC_CONFIG } from '../../src/sources/kafka.js';
+import { MAX_LINE_BYTES } from '../../src/sources/lines.js';
 import { testContext, type TestContext } from '../support/context.js';
 import { prng, runCli, sleep } from '../support/processes.js';
 
@@ -231,4 +233,67 @@ test('craze push --follow tails a growing journal and, restarted, sends no line 
   await consumer.disconnect();
   assert.equal(seqs.length, events, 'each event sent once');
   assert.equal(new Set(seqs).size, events);
+});
+
+/** Records on a topic: the sum of its partitions' high watermarks (an idempotent producer, no transactions). */
+async function recordsOn(ctx: TestContext, topic: string): Promise<number> {
+  const admin = createKafka(ctx.config.kafka, log).admin();
+  await admin.connect();
+  try {
+    return (await admin.fetchTopicOffsets(topic)).reduce((n, p) => n + Number(p.high), 0);
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+test('craze push reports, counts and skips unreadable lines (corrupted, over the cap, random bytes), sends every readable event and exits 1', { timeout: 120_000 }, async () => {
+  const ctx = await context('craze_unreadable');
+  const dir = await mkdtemp(join(tmpdir(), 'craze-unreadable-'));
+  await mkdir(join(dir, 'slug'));
+  // Session B1: no torn last line; seq 20 is on line 26.
+  const source = join(JOURNALS, '--home-dev-src-shop--', '20250305T101230Z_019565ca-e2b0-73c4-95e6-f708192a3b4c.jsonl');
+  const lines = (await readFile(source, 'utf8')).trimEnd().split('\n');
+  assert.match(lines[25]!, /"seq":20,/);
+  const expected = ((parser) => lines.flatMap((l) => parser.line(l)).filter((e) => e.seq !== 20).length)(new JournalParser());
+  const corrupted = [...lines.slice(0, 25), lines[25]!.slice(0, 90) + '\u0000\u0000\u001b[2J', ...lines.slice(26, 40), 'x'.repeat(MAX_LINE_BYTES + 1), ...lines.slice(40)];
+  const journal = join(dir, 'slug', 'b1.jsonl');
+  await writeFile(journal, corrupted.join('\n') + '\n');
+  // 200 KB of random bytes named .jsonl.
+  const random = prng(9);
+  const noise = Buffer.from(Array.from({ length: 200_000 }, () => Math.floor(random() * 256)));
+  const garbage = join(dir, 'slug', 'random.jsonl');
+  await writeFile(garbage, noise);
+  // The reference count: complete lines that are not blank (none is JSON); the torn rest is dropped unreported.
+  const noiseLines = noise.toString('utf8').split('\n').slice(0, -1).filter((l) => l.trim() !== '').length;
+  assert.ok(noiseLines > 20);
+  const state = join(dir, 'state.json');
+
+  const run = async (): Promise<{ code: number | string; stdout: string }> => {
+    const r = runCli(['craze', 'push', dir, '--state', state], ctx.env);
+    let stdout = '';
+    r.child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
+    return { code: await r.exited, stdout };
+  };
+  const first = await run();
+  assert.equal(first.code, 1, first.stdout);
+  const printed = first.stdout.split('\n').filter((l) => l.startsWith('unreadable line skipped: '));
+  assert.deepEqual(printed.slice(0, 2), [
+    `unreadable line skipped: ${journal}:26: not JSON`,
+    `unreadable line skipped: ${journal}:41: line of ${MAX_LINE_BYTES + 1} bytes exceeds the 16 MiB cap`,
+  ]);
+  assert.equal(printed.length, 2 + 20, 'the first 20 per file are printed');
+  assert.ok(printed.slice(2).every((l) => l.startsWith(`unreadable line skipped: ${garbage}:`)));
+  assert.ok(first.stdout.includes(`  … and ${noiseLines - 20} more unreadable line(s) in ${garbage}\n`), first.stdout);
+  assert.match(first.stdout, new RegExp(`pushed ${expected} event\\(s\\) from 2 journal file\\(s\\) .* ${2 + noiseLines} unreadable line\\(s\\) skipped`));
+  assert.doesNotMatch(first.stdout, /[^\P{Cc}\n]/u, 'nothing raw from the journal reaches the terminal');
+  assert.equal(await recordsOn(ctx, ctx.config.kafka.topics.craze), expected, 'every readable event sent once');
+
+  // Again with the state: the journal was sent to its end and is not read
+  // again; the random file never named a session, so it is read and
+  // reported again.
+  const second = await run();
+  assert.equal(second.code, 1, second.stdout);
+  assert.doesNotMatch(second.stdout, /b1\.jsonl/);
+  assert.match(second.stdout, new RegExp(`pushed 0 event\\(s\\) from 2 journal file\\(s\\) .* ${noiseLines} unreadable line\\(s\\) skipped`));
+  assert.equal(await recordsOn(ctx, ctx.config.kafka.topics.craze), expected, 'nothing sent twice');
 });

@@ -181,3 +181,40 @@ test('the record value carries the event verbatim with its session, incarnation 
     '{"sessionId":"sess-1","incarnation":"inc-1","seq":4,"event":{"type":"text", "n":1.50},"journal":{"cwd":"/home/dev/src/shop","provider":"native","crazeVersion":"0.9.2","file":"/j/a.jsonl"}}',
   );
 });
+
+test('each unreadable line is told with its reason; JSON that is not an object is unreadable, not a crash', () => {
+  const reasons: string[] = [];
+  const p = new JournalParser(0, (reason) => reasons.push(reason));
+  p.line(HEADER);
+  p.line(SESSION_DIAG);
+  for (const line of ['null', '42', '"text"', '[1,2]', '{"type":"event","seq":0,"event":{}}', '{"type":"event","seq":3,"event":[1]}', '{"ts":"2025-03', '\u0000\u0001\u0002']) {
+    assert.deepEqual(p.line(line), [], line);
+  }
+  assert.deepEqual(reasons, [
+    'not a JSON object',
+    'not a JSON object',
+    'not a JSON object',
+    'not a JSON object',
+    'event line without a whole-number seq >= 1',
+    'event line (seq 3) without an event object',
+    'not JSON',
+    'not JSON',
+  ]);
+  assert.equal(p.unreadable, reasons.length);
+  // Unknown line types, gaps and omitted events are not unreadable.
+  p.line('{"type":"future-kind","x":1}');
+  p.line('{"type":"gap","fromSeq":4,"toSeq":5,"droppedEvents":2}');
+  p.line('{"type":"event","seq":6,"omitted":{"reason":"oversized"}}');
+  assert.equal(reasons.length, 8);
+  assert.deepEqual(seqs(p.line(event(7))), [7]);
+});
+
+test('a reader restarted on a file reports an unreadable event line again, even below the seq it skips through', () => {
+  const reasons: string[] = [];
+  const p = new JournalParser(10, (reason) => reasons.push(reason));
+  p.line(HEADER);
+  p.line(SESSION_DIAG);
+  assert.deepEqual(p.line(event(2)), [], 'already sent');
+  assert.deepEqual(p.line('{"type":"event","seq":3,"event":"text"}'), []);
+  assert.deepEqual(reasons, ['event line (seq 3) without an event object']);
+});
