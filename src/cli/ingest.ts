@@ -8,6 +8,7 @@ import { CrazeStream } from '../pipeline/craze.js';
 import { EnvelopeStream } from '../pipeline/envelopes.js';
 import { Ingestor } from '../sources/ingest.js';
 import { createKafka } from '../sources/kafka.js';
+import { migratorSettings } from '../config/index.js';
 import type { Command } from './command.js';
 import { parseOptions, UsageError } from './command.js';
 import { MIGRATIONS_DIR } from './migrate.js';
@@ -40,12 +41,14 @@ Options:
   --idle-exit-ms MS  exit (after a final flush) once no record has arrived for MS ms
                      while this process owned its partitions, and the group has
                      committed every partition of its topics to the end
-  --no-migrate       do not apply pending ClickHouse migrations at start`,
+  --no-migrate       do not apply pending ClickHouse migrations at start (without it they
+                     are applied as AGENTLEDGER_CLICKHOUSE_MIGRATOR_USER when that is set)`,
   async run(args, { config, log }) {
     const { values } = parseOptions(args, { 'idle-exit-ms': { type: 'string' }, 'no-migrate': { type: 'boolean' } });
     const idleExitMs = values['idle-exit-ms'] === undefined ? undefined : Number(values['idle-exit-ms']);
     if (idleExitMs !== undefined && (!Number.isInteger(idleExitMs) || idleExitMs < 1)) throw new UsageError('--idle-exit-ms takes a whole number of ms');
-    if (!values['no-migrate']) await migrate(config.clickhouse, MIGRATIONS_DIR, log);
+    // As the migrator: the writer that ingests needs no DDL (README "Users and passwords").
+    if (!values['no-migrate']) await migrate(migratorSettings(config.clickhouse), MIGRATIONS_DIR, log);
 
     const metrics = createMetrics();
     let server: Server | undefined;
@@ -67,12 +70,12 @@ Options:
       // Nothing buffered is lost: it was not committed, and the next run reads it again.
       log.error('consumer stopped on an error it cannot retry; exiting so a supervisor restarts it', { error: err.message });
       exitCode = 1;
-      shutdown('fatal consumer error');
+      shutdown('fatal consumer error', false);
     };
-    const shutdown = (why: string): void => {
+    const shutdown = (why: string, flush = true): void => {
       log.info('stopping', { why, buffered: ingestor.buffered });
       void ingestor
-        .stop()
+        .stop(flush)
         .then((flushed) => {
           // A supervisor must know: the buffer is read again on restart, but this run did not finish its work.
           if (!flushed) exitCode = 1;

@@ -35,7 +35,7 @@
 import { z } from 'zod';
 import { objectMembers } from './json-spans.js';
 import { exactIntegerText, INT64_MAX, INT64_MIN } from '../money/int64-text.js';
-import { malformed, ok, parseJsonValue, type Decoded } from './result.js';
+import { idTooLong, malformed, ok, parseJsonValue, type Decoded } from './result.js';
 import { parseRfc3339 } from './time.js';
 
 export const CRAZE_EVENT_TYPES = [
@@ -563,6 +563,9 @@ export function decodeCrazeRecord(value: Buffer | null): Decoded<CrazeRecord> {
   const rec = recordSchema.safeParse(json);
   if (!rec.success) return malformed(describe(rec.error.issues[0], ''));
   const r = rec.data;
+  // Both ids key an incarnation and are read back in IN lists: capped (MAX_ID_BYTES).
+  const tooLong = idTooLong('sessionId', r.sessionId) ?? idTooLong('incarnation', r.incarnation);
+  if (tooLong) return malformed(tooLong);
   const members = objectMembers(text.trim());
   // seq read from its digits: 2^53 + 1 must not round to an acceptable number.
   const seqText = members.get('seq') ?? '';

@@ -8,7 +8,7 @@
 import { z } from 'zod';
 import { parseRfc3339, type Instant } from './time.js';
 import { classifyKind, decodePayload, type KindName, type Payload } from './payloads.js';
-import { malformed, ok, parseJsonValue, type Decoded } from './result.js';
+import { idTooLong, malformed, ok, parseJsonValue, type Decoded } from './result.js';
 
 export interface Envelope {
   readonly loopId: string;
@@ -74,6 +74,9 @@ export function decodeEnvelope(value: Buffer | null, options: DecodeOptions = DE
     return malformed(`${where}${issue?.message ?? 'not an Envelope'}`);
   }
   const r = rec.data;
+  // The LoopID is the chain's key and is read back in IN lists: capped (MAX_ID_BYTES).
+  const tooLong = idTooLong('LoopID', r.LoopID);
+  if (tooLong) return malformed(tooLong);
   const time = parseRfc3339(r.Time);
   if (!time) return malformed(`Time ${JSON.stringify(r.Time.slice(0, 64))} is not RFC 3339`);
 

@@ -4,8 +4,47 @@
  */
 export type Decoded<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly reason: string };
 
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+const LONE_SURROGATES = new RegExp(LONE_SURROGATE.source, 'g');
+
 export const ok = <T>(value: T): Decoded<T> => ({ ok: true, value });
-export const malformed = <T = never>(reason: string): Decoded<T> => ({ ok: false, reason });
+
+/**
+ * Longest reason kept, in UTF-16 units: a reason travels as a row's detail and
+ * a dead letter's header, and some quote the record (a number's digits, a
+ * JSON.parse message), which may be as long as the record itself.
+ */
+export const MAX_REASON_LENGTH = 1024;
+
+/**
+ * A refusal. The reason is made storable whatever it quotes: cut to
+ * MAX_REASON_LENGTH, and with every unpaired surrogate replaced by U+FFFD —
+ * V8's JSON.parse message cuts the text it quotes in the middle of a
+ * surrogate pair ("Unexpected token '\ud83d'"), and ClickHouse refuses a
+ * lone surrogate in the detail column, failing the whole insert.
+ */
+export const malformed = <T = never>(reason: string): Decoded<T> => ({ ok: false, reason: storableReason(reason) });
+
+function storableReason(reason: string): string {
+  const cut = reason.length <= MAX_REASON_LENGTH ? reason : `${reason.slice(0, MAX_REASON_LENGTH)}… (${reason.length} characters)`;
+  return cut.replace(LONE_SURROGATES, '\uFFFD');
+}
+
+/**
+ * An id that becomes a key and is read back in IN lists (LoopID, craze
+ * sessionId and incarnation): at most 1 KiB of UTF-8. It bounds what one id
+ * adds to a read-back query (max_query_size) and to every in-memory key, and
+ * no honest producer writes ids anywhere near it.
+ */
+export const MAX_ID_BYTES = 1024;
+
+/** The reason an id is refused for its length, or undefined when it fits MAX_ID_BYTES. */
+export function idTooLong(field: string, id: string): string | undefined {
+  // A UTF-16 unit is at most 3 bytes of UTF-8: short ids skip the count.
+  if (id.length <= MAX_ID_BYTES / 3) return undefined;
+  const bytes = Buffer.byteLength(id, 'utf8');
+  return bytes <= MAX_ID_BYTES ? undefined : `${field} is ${bytes} bytes long (UTF-8); at most ${MAX_ID_BYTES} are accepted`;
+}
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -35,14 +74,25 @@ export function parseJsonValue(value: Buffer | null): Decoded<{ readonly text: s
   return ok({ text, json });
 }
 
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-
-/** Whether any string (or key) of a parsed JSON value holds an unpaired surrogate. */
-function holdsLoneSurrogate(value: unknown): boolean {
-  if (typeof value === 'string') return LONE_SURROGATE.test(value);
-  if (Array.isArray(value)) return value.some(holdsLoneSurrogate);
-  if (typeof value === 'object' && value !== null) {
-    for (const [k, v] of Object.entries(value)) if (LONE_SURROGATE.test(k) || holdsLoneSurrogate(v)) return true;
+/**
+ * Whether any string (or key) of a parsed JSON value holds an unpaired
+ * surrogate. A loop, not a recursion: JSON.parse takes arrays nested 100,000
+ * deep, and a recursive walk of them overflows the stack.
+ */
+function holdsLoneSurrogate(root: unknown): boolean {
+  const stack: unknown[] = [root];
+  while (stack.length > 0) {
+    const value = stack.pop();
+    if (typeof value === 'string') {
+      if (LONE_SURROGATE.test(value)) return true;
+    } else if (Array.isArray(value)) {
+      for (const v of value as unknown[]) stack.push(v);
+    } else if (typeof value === 'object' && value !== null) {
+      for (const [k, v] of Object.entries(value)) {
+        if (LONE_SURROGATE.test(k)) return true;
+        stack.push(v);
+      }
+    }
   }
   return false;
 }

@@ -41,6 +41,18 @@ export function createMetrics() {
       help: 'Failed ClickHouse inserts (retried; consumption pauses meanwhile)',
       registers: [registry],
     }),
+    poisonRecords: new Counter({
+      name: 'agentledger_refused_records_total',
+      help: 'Records whose row (or a read-back query built from them) ClickHouse refused for its content: dead-lettered and stored as malformed, by source topic',
+      labelNames: ['topic'] as const,
+      registers: [registry],
+    }),
+    keyMismatches: new Counter({
+      name: 'agentledger_key_mismatch_total',
+      help: 'Envelopes stored whose Kafka key is not their LoopID (a producer bug that splits loops across partitions), by topic; each row says so in its detail',
+      labelNames: ['topic'] as const,
+      registers: [registry],
+    }),
     fenced: new Counter({
       name: 'agentledger_fenced_flushes_total',
       help: 'Flushes refused because this member no longer owned its partitions (its buffer was dropped for the new owner)',

@@ -167,20 +167,7 @@ export class CrazeStream implements Stream<CrazeRow> {
       if (!d.ok) {
         count('malformed');
         deadLetters.push({ record, reason: d.reason });
-        const { key, evidence, time, ...columns } = malformedColumns(record, d.reason, ingestedAt);
-        rows.push({
-          ...emptyRow(),
-          ...columns,
-          session_id: key,
-          incarnation: '',
-          seq: 0,
-          event_type: '',
-          at: time,
-          at_text: '',
-          agent: '',
-          replayed: 0,
-          event: evidence,
-        });
+        rows.push(malformedCrazeRow(record, d.reason, ingestedAt));
         return;
       }
       const r = d.value;
@@ -250,6 +237,33 @@ export class CrazeStream implements Stream<CrazeRow> {
   insert(rows: readonly CrazeRow[], queryId?: string): Promise<void> {
     return this.store.insert(rows, queryId);
   }
+
+  probe(rows: readonly CrazeRow[]): Promise<void> {
+    return this.store.probe(rows);
+  }
+
+  quarantine(record: SourceRecord, reason: string): { row: CrazeRow; deadLetter: DeadLetter } {
+    // ingested_at is the flush's, set when it is inserted.
+    return { row: malformedCrazeRow(record, reason, ''), deadLetter: { record, reason } };
+  }
+}
+
+/** The craze_events row of a record that is not a craze event (or that the store refused). */
+function malformedCrazeRow(record: SourceRecord, reason: string, ingestedAt: string): CrazeRow {
+  const { key, evidence, time, ...columns } = malformedColumns(record, reason, ingestedAt);
+  return {
+    ...emptyRow(),
+    ...columns,
+    session_id: key,
+    incarnation: '',
+    seq: 0,
+    event_type: '',
+    at: time,
+    at_text: '',
+    agent: '',
+    replayed: 0,
+    event: evidence,
+  };
 }
 
 /** An account that only knows its head seq (its stored state was unreadable). */

@@ -184,19 +184,7 @@ export async function processEnvelopeBatch(
     if (typeof d === 'string') {
       count('malformed');
       deadLetters.push({ record, reason: d });
-      const { key, evidence, ...columns } = malformedColumns(record, d, ingestedAt);
-      rows.push({
-        ...columns,
-        loop_id: key,
-        seq: 0,
-        time_text: '',
-        kind: '',
-        kind_class: '',
-        hash: '',
-        computed_hash: '',
-        payload: evidence,
-        evidence: '',
-      });
+      rows.push(malformedEnvelopeRow(record, d, ingestedAt));
       return;
     }
     const head = heads.get(d.loopId);
@@ -220,6 +208,8 @@ export async function processEnvelopeBatch(
     // A redelivery is dropped: the first copy is stored already, or pending.
     if (result.verdict === 'duplicate') return;
     const first = versions[0];
+    const keyNote = keyMismatch(record, d.loopId);
+    if (keyNote !== '') verdicts.set(KEY_MISMATCH, (verdicts.get(KEY_MISMATCH) ?? 0) + 1);
     rows.push({
       loop_id: d.loopId,
       seq: d.seq,
@@ -231,7 +221,7 @@ export async function processEnvelopeBatch(
       computed_hash: result.computedHash?.toString('hex') ?? '',
       payload: d.payloadText,
       verdict: result.verdict,
-      detail: withClamp(withMove(result, head, record), d),
+      detail: withNote(withClamp(withMove(result, head, record), d), keyNote),
       evidence:
         result.verdict === 'fork' && first
           ? JSON.stringify({ stored: { hash: first.hash.toString('hex'), time: first.timeText, kind: first.kind, payload: first.payload.toString('utf8') } })
@@ -243,6 +233,23 @@ export async function processEnvelopeBatch(
 }
 
 const NO_VERSIONS: readonly StoredVersion[] = [];
+
+/** The envelopes row of a record that is not an envelope (or that the store refused). */
+function malformedEnvelopeRow(record: SourceRecord, reason: string, ingestedAt: string): EnvelopeRow {
+  const { key, evidence, ...columns } = malformedColumns(record, reason, ingestedAt);
+  return {
+    ...columns,
+    loop_id: key,
+    seq: 0,
+    time_text: '',
+    kind: '',
+    kind_class: '',
+    hash: '',
+    computed_hash: '',
+    payload: evidence,
+    evidence: '',
+  };
+}
 
 /**
  * A violation's detail, plus the likely cause when the loop's head came from
@@ -256,9 +263,39 @@ function withMove(result: Verification, head: LoopHead | undefined, record: Sour
 
 /** A verdict's detail, plus a note when the Time does not fit a DateTime and is stored clamped. */
 function withClamp(detail: string, env: Envelope): string {
-  if (!outsideDateTime(env.time)) return detail;
-  const note = clampDetail('Time', env.timeText, env.time);
-  return detail === '' ? note : `${detail}; ${note}`;
+  return outsideDateTime(env.time) ? withNote(detail, clampDetail('Time', env.timeText, env.time)) : detail;
+}
+
+const withNote = (detail: string, note: string): string => (note === '' ? detail : detail === '' ? note : `${detail}; ${note}`);
+
+/**
+ * The entry of StreamBatch.verdicts that counts stored envelopes whose Kafka
+ * key is not their LoopID (not a verdict: each is also counted by its own).
+ */
+export const KEY_MISMATCH = 'key_mismatch';
+
+/** Characters of a wrong key quoted in the note. */
+const KEY_QUOTE = 64;
+
+/**
+ * The note for a record whose Kafka key is not its LoopID ('' when it is).
+ * Producers key by LoopID so that a loop stays in one partition, in order; a
+ * null or other key (a producer bug) lets the default partitioner spread the
+ * loop over partitions, and its chain then shows false gaps and regressions.
+ * The verdict is still judged by LoopID: the note says why it may be wrong.
+ * Compared as bytes, as the partitioner hashes them.
+ */
+function keyMismatch(record: SourceRecord, loopId: string): string {
+  const { key } = record;
+  if (key !== null && key.equals(Buffer.from(loopId, 'utf8'))) return '';
+  return `Kafka key ${key === null ? 'is null' : `${quoteKey(key)} is not the LoopID`}: the producer must key records by LoopID, or a loop is split across partitions and its verdicts may be false`;
+}
+
+/** A key's first KEY_QUOTE characters as a JSON string (control characters escaped), and its size. */
+function quoteKey(key: Buffer): string {
+  // Cut by code points: a cut surrogate pair would leave a lone surrogate, which ClickHouse refuses.
+  const chars = [...key.subarray(0, 4 * KEY_QUOTE).toString('utf8')];
+  return `${JSON.stringify(chars.slice(0, KEY_QUOTE).join(''))}${chars.length > KEY_QUOTE || key.length > 4 * KEY_QUOTE ? '…' : ''} (${key.length} bytes)`;
 }
 
 /** The loop runtime's envelopes topic as a Stream of the ingest loop. */
@@ -288,6 +325,15 @@ export class EnvelopeStream implements Stream<EnvelopeRow> {
 
   insert(rows: readonly EnvelopeRow[], queryId?: string): Promise<void> {
     return this.store.insert(rows, queryId);
+  }
+
+  probe(rows: readonly EnvelopeRow[]): Promise<void> {
+    return this.store.probe(rows);
+  }
+
+  quarantine(record: SourceRecord, reason: string): { row: EnvelopeRow; deadLetter: DeadLetter } {
+    // ingested_at is the flush's, set when it is inserted.
+    return { row: malformedEnvelopeRow(record, reason, ''), deadLetter: { record, reason } };
   }
 
   durable(): void {

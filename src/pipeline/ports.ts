@@ -21,6 +21,8 @@ export interface ProgressPort {
 /** Writes rows with ONE insert: all of them land, or none. `queryId` names it on the server (to settle it after a lost answer). */
 export interface InsertPort<Row> {
   insert(rows: readonly Row[], queryId?: string): Promise<void>;
+  /** Parses and checks rows as insert() would, storing nothing (a table of engine Null beside the real one). */
+  probe(rows: readonly Row[]): Promise<void>;
 }
 
 /** Idempotent writes derived from rows already durable (a store's small side tables), repeated until they succeed. */

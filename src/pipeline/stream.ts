@@ -15,7 +15,12 @@ export interface SourceRecord {
   readonly timestamp: string;
   readonly key: Buffer | null;
   readonly value: Buffer | null;
+  /** The record's Kafka headers (a dead letter carries them on: a trace id must survive). */
+  readonly headers?: RecordHeaders;
 }
+
+/** Kafka record headers as kafkajs gives and takes them. */
+export type RecordHeaders = Readonly<Record<string, Buffer | string | (Buffer | string)[] | undefined>>;
 
 export interface DeadLetter {
   readonly record: SourceRecord;
@@ -44,6 +49,17 @@ export interface Stream<Row extends KafkaColumns = KafkaColumns> {
   process(records: readonly SourceRecord[], since?: number): Promise<StreamBatch<Row>>;
   /** Writes rows with ONE insert, named `queryId` on the server: all of them land, or none. */
   insert(rows: readonly Row[], queryId?: string): Promise<void>;
+  /**
+   * Sends rows through everything an insert does but store them: the
+   * server's parsing and type checks. Used to find the rows of a refused
+   * insert that the server cannot take.
+   */
+  probe(rows: readonly Row[]): Promise<void>;
+  /**
+   * What a record becomes when the store refused it (its row, or a query
+   * built from it): its malformed row, and its dead letter with the reason.
+   */
+  quarantine(record: SourceRecord, reason: string): { row: Row; deadLetter: DeadLetter };
   /** After `rows` are durable (inserted, or found landed): the store's idempotent derived writes, before the offset commit. */
   derive(rows: readonly Row[]): Promise<void>;
   /** Every row process() returned so far is durable (inserted, or found landed). */

@@ -33,12 +33,14 @@ import { randomUUID } from 'node:crypto';
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { Consumer, EachBatchPayload, Kafka, Producer } from 'kafkajs';
 import { toClickHouseDateTime } from '../decode/time.js';
+import { clickhouseFailure, failureMessage, type FailureKind } from '../sink/clickhouse/errors.js';
 import { settleQuery } from '../sink/clickhouse/sql.js';
 import type { Config } from '../config/index.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { KafkaColumns } from '../sink/clickhouse/rows.js';
-import type { DeadLetter, SourceRecord, Stream } from '../pipeline/stream.js';
+import { KEY_MISMATCH } from '../pipeline/envelopes.js';
+import type { DeadLetter, SourceRecord, Stream, StreamBatch } from '../pipeline/stream.js';
 import { createReliableProducer, ensureTopics, TOPIC_CONFIG } from './kafka.js';
 
 export interface IngestDeps {
@@ -89,6 +91,10 @@ interface Pending {
   landed: Set<Stream>;
   /** The query_id of the last insert tried per stream (a retry settles it, then checks whether it landed). */
   tried: Map<Stream, string>;
+  /** The records behind the rows, per stream and "partition:offset": what a row the server refuses is dead-lettered as. */
+  records: Map<Stream, Map<string, SourceRecord>>;
+  /** Streams whose state went past rows the server refused: reset once this buffer is durable. */
+  rebuild: Set<Stream>;
 }
 
 const emptyPending = (): Pending => ({
@@ -102,6 +108,8 @@ const emptyPending = (): Pending => ({
   stampSeconds: 0,
   landed: new Set(),
   tried: new Map(),
+  records: new Map(),
+  rebuild: new Set(),
 });
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -149,6 +157,34 @@ export function membershipError(err: unknown): Error | undefined {
   }
   return undefined;
 }
+
+/**
+ * Whether a failure is worth retrying (transient), was caused by the data
+ * sent (content), or neither (fatal). Kafka's errors are retried unless the
+ * broker said a retry cannot help (a non-retriable protocol error: a missing
+ * right, a message too large); ClickHouse's are classified by code.
+ */
+export function failureKind(err: unknown): FailureKind {
+  for (let e = err, depth = 0; typeof e === 'object' && e !== null && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    const { name, retriable } = e as { name?: unknown; retriable?: unknown };
+    if (name === 'KafkaJSProtocolError' && retriable === false) return 'fatal';
+  }
+  const name = err instanceof Error ? err.name : '';
+  if (name.startsWith('KafkaJS') || (err instanceof Error && err.message.includes('no answer from Kafka'))) return 'transient';
+  return clickhouseFailure(err);
+}
+
+/** Two outcomes of consecutive records of one partition, as one. */
+function concatBatches<Row>(a: StreamBatch<Row>, b: StreamBatch<Row>): StreamBatch<Row> {
+  const verdicts = new Map(a.verdicts);
+  for (const [v, n] of b.verdicts) verdicts.set(v, (verdicts.get(v) ?? 0) + n);
+  return { rows: [...a.rows, ...b.rows], deadLetters: [...a.deadLetters, ...b.deadLetters], verdicts };
+}
+
+const recordKey = (partition: number, offset: string): string => `${partition}:${offset}`;
+
+/** Where a record is, for logs. */
+const where = (r: SourceRecord): Record<string, unknown> => ({ topic: r.topic, partition: r.partition, offset: r.offset });
 
 export class Ingestor {
   private readonly consumer: Consumer;
@@ -244,10 +280,12 @@ export class Ingestor {
         // The next batch retries a failed timer flush; meanwhile it is counted and said.
         void this.flushIfDue(false, true).catch((err: unknown) => {
           this.deps.metrics.insertFailures.inc();
-          this.deps.log.warn('timer flush failed; the buffer is kept and retried', {
-            buffered: this.buffered,
-            error: err instanceof Error ? err.message : String(err),
-          });
+          if (!membershipError(err) && failureKind(err) !== 'transient') {
+            this.deps.log.error('timer flush failed with a failure that retrying cannot fix', { buffered: this.buffered, error: failureMessage(err) });
+            this.onFatal(err instanceof Error ? err : new Error(String(err)));
+            return;
+          }
+          this.deps.log.warn('timer flush failed; the buffer is kept and retried', { buffered: this.buffered, error: failureMessage(err) });
         });
       }
     }, tick);
@@ -276,10 +314,11 @@ export class Ingestor {
       this.lastActivity = Date.now();
       // Step 4: ClickHouse reads (progress, heads) and the flush are retried
       // here, with heartbeats, until they succeed; nothing is skipped.
-      await this.untilDone(heartbeat, () => this.withLock(() => this.processBatch(batch)));
+      const at = { topic: batch.topic, partition: batch.partition, firstOffset: batch.firstOffset(), lastOffset: batch.lastOffset() };
+      await this.untilDone(heartbeat, at, () => this.withLock(() => this.processBatch(batch)));
       // Step 2: fetch on, commit later.
       resolveOffset(batch.lastOffset());
-      await this.untilDone(heartbeat, () => this.flushIfDue(false));
+      await this.untilDone(heartbeat, at, () => this.flushIfDue(false));
       await within(heartbeat(), this.deps.config.kafka.sessionTimeoutMs, 'heartbeat');
     } finally {
       this.inFlight--;
@@ -308,10 +347,17 @@ export class Ingestor {
     const from = next;
     const records: SourceRecord[] = batch.messages
       .filter((m) => BigInt(m.offset) >= from)
-      .map((m) => ({ topic, partition, offset: m.offset, timestamp: m.timestamp, key: m.key, value: m.value }));
+      .map((m) => ({ topic, partition, offset: m.offset, timestamp: m.timestamp, key: m.key, value: m.value, ...(m.headers ? { headers: m.headers } : {}) }));
     if (records.length > 0) {
-      const outcome = await stream.process(records, this.since.get(tp) ?? 0);
-      for (const [verdict, n] of outcome.verdicts) this.deps.metrics.records.inc({ stream: stream.name, verdict }, n);
+      const outcome = await this.processIsolating(stream, records, this.since.get(tp) ?? 0);
+      let byOffset = this.pending.records.get(stream);
+      if (!byOffset) this.pending.records.set(stream, (byOffset = new Map<string, SourceRecord>()));
+      for (const r of records) byOffset.set(recordKey(r.partition, r.offset), r);
+      for (const [verdict, n] of outcome.verdicts) {
+        // Not a verdict: stored envelopes whose Kafka key is not their LoopID, also counted by their verdict.
+        if (verdict === KEY_MISMATCH) this.deps.metrics.keyMismatches.inc({ topic }, n);
+        else this.deps.metrics.records.inc({ stream: stream.name, verdict }, n);
+      }
       this.processed.set(stream.name, (this.processed.get(stream.name) ?? 0) + records.length);
       let rows = this.pending.rows.get(stream);
       if (!rows) this.pending.rows.set(stream, (rows = []));
@@ -325,6 +371,31 @@ export class Ingestor {
     this.pending.positions.set(tp, { topic, partition, offset: after.toString() });
     this.progress.set(tp, after);
     this.deps.metrics.lag.set({ topic, partition: String(partition) }, Number(BigInt(batch.highWatermark) - after));
+  }
+
+  /**
+   * stream.process(), and when ClickHouse refuses a read-back query built
+   * from the records' content, the same on halves, down to the records that
+   * cause it: each becomes a malformed row and a dead letter, the others are
+   * judged as usual and in order (a half that succeeds has moved the
+   * stream's pending state exactly as one call would have).
+   */
+  private async processIsolating(stream: Stream, records: readonly SourceRecord[], since: number): Promise<StreamBatch<KafkaColumns>> {
+    try {
+      return await stream.process(records, since);
+    } catch (err) {
+      if (failureKind(err) !== 'content') throw err;
+      if (records.length === 1) {
+        const reason = `refused by ClickHouse: ${failureMessage(err)}`;
+        const { row, deadLetter } = stream.quarantine(records[0]!, reason);
+        this.deps.metrics.poisonRecords.inc({ topic: stream.topic });
+        this.deps.log.warn('a record made ClickHouse refuse a query; it is dead-lettered', { ...where(records[0]!), reason });
+        return { rows: [row], deadLetters: [deadLetter], verdicts: new Map([['malformed', 1]]) };
+      }
+      const half = records.length >>> 1;
+      const first = await this.processIsolating(stream, records.slice(0, half), since);
+      return concatBatches(first, await this.processIsolating(stream, records.slice(half), since));
+    }
   }
 
   /** The group's committed offsets of a topic, with their metadata: read once per generation. */
@@ -353,9 +424,11 @@ export class Ingestor {
    * prefetching while ClickHouse is down) and the group is kept informed with
    * heartbeats on a timer, during the work and between tries, so a long
    * read-back or outage does not get the member expelled. A rebalance makes
-   * heartbeat() throw, which abandons the batch (step 5).
+   * heartbeat() throw, which abandons the batch (step 5). Only transient
+   * failures are retried: anything else would fail the same way forever, so
+   * it is reported (onFatal) with where it happened, and the batch abandoned.
    */
-  private async untilDone(heartbeat: () => Promise<void>, work: () => Promise<void>): Promise<void> {
+  private async untilDone(heartbeat: () => Promise<void>, at: Record<string, unknown>, work: () => Promise<void>): Promise<void> {
     const { log, metrics, config } = this.deps;
     const topics = this.streams.map((s) => ({ topic: s.topic }));
     const beat = Math.max(500, Math.floor(config.kafka.sessionTimeoutMs / 10));
@@ -375,13 +448,23 @@ export class Ingestor {
         const lost = membershipError(err);
         if (lost) throw lost;
         metrics.insertFailures.inc();
+        const kind = failureKind(err);
+        if (kind !== 'transient') {
+          const error = err instanceof Error ? err : new Error(String(err));
+          log.error(kind === 'content' ? 'ClickHouse refused data that could not be traced to a record' : 'a failure that retrying cannot fix', {
+            ...at,
+            error: failureMessage(error),
+          });
+          this.onFatal(error);
+          throw error;
+        }
         if (!this.paused) {
           this.paused = true;
           metrics.paused.set(1);
           this.consumer.pause(topics);
         }
         const wait = Math.min(30_000, 250 * 2 ** Math.min(attempt, 7));
-        log.warn('ClickHouse failed; consumption paused, retrying', { attempt: attempt + 1, inMs: wait, error: err instanceof Error ? err.message : String(err) });
+        log.warn('ClickHouse or Kafka failed; consumption paused, retrying', { attempt: attempt + 1, inMs: wait, error: failureMessage(err) });
         await this.whileBeating(heartbeat, beat, () => sleep(wait));
       }
     }
@@ -451,27 +534,9 @@ export class Ingestor {
 
   /** Step 3: dead letters, then one insert per table, then the offset commit. */
   private async flush(p: Pending): Promise<void> {
-    const { config, metrics, clickhouse } = this.deps;
+    const { metrics, clickhouse } = this.deps;
     await this.fence(p);
-    if (p.deadLetters.length > 0) {
-      await this.producer.send({
-        topic: config.kafka.topics.deadLetter,
-        acks: -1,
-        messages: p.deadLetters.map((d) => ({
-          key: d.record.key,
-          value: d.record.value,
-          headers: {
-            'x-agentledger-reason': d.reason,
-            'x-source-topic': d.record.topic,
-            'x-source-partition': String(d.record.partition),
-            'x-source-offset': d.record.offset,
-          },
-        })),
-      });
-      for (const d of p.deadLetters) metrics.deadLetters.inc({ topic: d.record.topic });
-      // Sent: a retry of this flush must not send them again.
-      p.deadLetters = [];
-    }
+    await this.sendDeadLetters(p);
     // One ingested_at for the whole flush, kept by its retries: ingested_at is
     // the partition key, so the insert is one part, and a retried insert lands
     // in the partition of the first.
@@ -492,10 +557,32 @@ export class Ingestor {
         // landed. Inserting again first could store every row twice.
         if (previous !== undefined) await settleQuery(clickhouse, previous);
         if (previous === undefined || !(await this.landed(stream, rows, p.stampSeconds))) {
-          const queryId = `agentledger-${stream.name}-${randomUUID()}`;
-          p.tried.set(stream, queryId);
           const started = process.hrtime.bigint();
-          await stream.insert(rows, queryId);
+          for (let isolated = 0; ; isolated++) {
+            const queryId = `agentledger-${stream.name}-${randomUUID()}`;
+            p.tried.set(stream, queryId);
+            try {
+              await stream.insert(rows, queryId);
+              break;
+            } catch (err) {
+              const kind = failureKind(err);
+              if (kind === 'transient') throw err;
+              // An error answer does not prove that nothing landed: a view on
+              // the table that throws after the part was written answers with
+              // an error too. Settled and checked like a lost answer first.
+              await settleQuery(clickhouse, queryId);
+              if (await this.landed(stream, rows, p.stampSeconds)) {
+                metrics.insertFailures.inc();
+                this.deps.log.warn('ClickHouse answered an insert with an error, but its rows are stored', { stream: stream.name, error: failureMessage(err) });
+                break;
+              }
+              // Refused for its data: set aside the rows the server cannot
+              // take and insert the rest. Twice is enough: a malformed row
+              // refused in turn is not the data's fault.
+              if (kind !== 'content' || isolated === 2) throw err;
+              await this.isolatePoison(p, stream, rows, err);
+            }
+          }
           metrics.insertSeconds.observe({ stream: stream.name }, Number(process.hrtime.bigint() - started) / 1e9);
           metrics.batchRows.observe({ stream: stream.name }, rows.length);
         }
@@ -524,6 +611,98 @@ export class Ingestor {
         });
       p.positions.clear();
     }
+    for (const stream of p.rebuild) stream.reset();
+    p.rebuild.clear();
+  }
+
+  /** The buffered dead letters, with their source records' headers and where they came from. */
+  private async sendDeadLetters(p: Pending): Promise<void> {
+    if (p.deadLetters.length === 0) return;
+    const { config, metrics } = this.deps;
+    await this.producer.send({
+      topic: config.kafka.topics.deadLetter,
+      acks: -1,
+      messages: p.deadLetters.map((d) => ({
+        key: d.record.key,
+        value: d.record.value,
+        headers: {
+          ...d.record.headers,
+          'x-agentledger-reason': d.reason,
+          'x-source-topic': d.record.topic,
+          'x-source-partition': String(d.record.partition),
+          'x-source-offset': d.record.offset,
+        },
+      })),
+    });
+    for (const d of p.deadLetters) metrics.deadLetters.inc({ topic: d.record.topic });
+    // Sent: a retry of this flush must not send them again.
+    p.deadLetters = [];
+  }
+
+  /**
+   * After ClickHouse refused an insert for its data (nothing of it landed:
+   * the server parses before it writes): finds the rows it cannot take by
+   * inserting halves into the stream's probe, which stores nothing; replaces
+   * the rows of each such record by its one malformed row, and dead-letters
+   * the record. If no row is refused alone, the refusal is not the data's:
+   * it is thrown as it came (and is fatal).
+   */
+  private async isolatePoison(p: Pending, stream: Stream, rows: KafkaColumns[], refusal: unknown): Promise<void> {
+    const refused = new Map<number, string>();
+    // `known`: this range was refused already (the whole insert), no need to probe it.
+    const search = async (lo: number, hi: number, known: boolean): Promise<void> => {
+      let why = known ? refusal : undefined;
+      if (!known) {
+        try {
+          await stream.probe(rows.slice(lo, hi));
+          return;
+        } catch (err) {
+          if (failureKind(err) !== 'content') throw err;
+          why = err;
+        }
+      }
+      if (hi - lo === 1) {
+        refused.set(lo, failureMessage(why));
+        return;
+      }
+      const mid = lo + ((hi - lo) >>> 1);
+      await search(lo, mid, false);
+      await search(mid, hi, false);
+    };
+    await search(0, rows.length, true);
+    if (refused.size === 0) throw refusal;
+
+    const reasons = new Map<string, string>();
+    for (const [i, message] of refused) {
+      const key = recordKey(rows[i]!.kafka_partition, rows[i]!.kafka_offset);
+      if (!reasons.has(key)) reasons.set(key, `refused by ClickHouse: ${message}`);
+    }
+    const records = p.records.get(stream);
+    const done = new Set<string>();
+    const kept: KafkaColumns[] = [];
+    for (const row of rows) {
+      const key = recordKey(row.kafka_partition, row.kafka_offset);
+      const reason = reasons.get(key);
+      if (reason === undefined) {
+        kept.push(row);
+        continue;
+      }
+      if (done.has(key)) continue;
+      done.add(key);
+      const record = records?.get(key);
+      // Every row comes from a buffered record; without it there is nothing to dead-letter.
+      if (!record) throw new Error(`no buffered record for the refused row at ${stream.topic}:${key}`);
+      const { row: malformed, deadLetter } = stream.quarantine(record, reason);
+      malformed.ingested_at = row.ingested_at;
+      kept.push(malformed);
+      p.deadLetters.push(deadLetter);
+      this.deps.metrics.poisonRecords.inc({ topic: stream.topic });
+      this.deps.log.warn("ClickHouse refused a record's row; it is dead-lettered and stored as malformed", { ...where(record), reason });
+    }
+    rows.splice(0, rows.length, ...kept);
+    // The stream's state moved past the refused rows as if they were stored: it is read back after this flush.
+    p.rebuild.add(stream);
+    await this.sendDeadLetters(p);
   }
 
   /**
@@ -569,20 +748,22 @@ export class Ingestor {
   }
 
   /**
-   * Graceful stop: stop fetching, let the batch in hand finish, flush and
-   * commit while still a member of the group (kafkajs commits only for a
-   * running consumer), then leave the group.
+   * Graceful stop: stop fetching, let the batch in hand finish, flush (unless
+   * `flush` is false: after a fatal failure) and commit while still a member
+   * of the group (kafkajs commits only for a running consumer), then leave
+   * the group. Resolves true when everything buffered was flushed (or nothing
+   * was buffered), false otherwise.
    */
-  /** Resolves true when everything buffered was flushed (or nothing was), false when the final flush failed. */
-  async stop(): Promise<boolean> {
+  async stop(flush = true): Promise<boolean> {
     if (this.stopping) return true;
     this.stopping = true;
     if (this.timer) clearInterval(this.timer);
     this.consumer.pause(this.streams.map((s) => ({ topic: s.topic })));
     const deadline = Date.now() + this.deps.config.kafka.sessionTimeoutMs;
     while (this.inFlight > 0 && Date.now() < deadline) await sleep(20);
-    let flushed = false;
-    for (let attempt = 0; attempt < 5 && !flushed; attempt++) {
+    // After a fatal failure the buffer would only fail again: it is read again on restart.
+    let flushed = !flush && this.pending.positions.size === 0;
+    for (let attempt = 0; flush && attempt < 5 && !flushed; attempt++) {
       try {
         await this.flushIfDue(true);
         flushed = true;

@@ -65,6 +65,11 @@ export class MemoryEnvelopeTable {
     return Promise.resolve(found);
   }
 
+  /** Memory takes any row: nothing to refuse. */
+  probe(): Promise<void> {
+    return Promise.resolve();
+  }
+
   insert(rows: readonly EnvelopeRow[]): Promise<void> {
     // Through JSON, as JSONEachRow would carry them.
     for (const r of rows) this.rows.push(JSON.parse(JSON.stringify(r)) as EnvelopeRow);
@@ -96,6 +101,11 @@ export class MemoryCrazeTable {
   seen(keys: readonly (readonly [string, string, number])[]): Promise<Set<string>> {
     const stored = new Set(this.rows.filter((r) => r.verdict !== 'malformed').map((r) => `${incarnationKey(r.session_id, r.incarnation)}\u0000${r.seq}`));
     return Promise.resolve(new Set(keys.map(([s, i, q]) => `${incarnationKey(s, i)}\u0000${q}`).filter((k) => stored.has(k))));
+  }
+
+  /** Memory takes any row: nothing to refuse. */
+  probe(): Promise<void> {
+    return Promise.resolve();
   }
 
   insert(rows: readonly CrazeRow[]): Promise<void> {

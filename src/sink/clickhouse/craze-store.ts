@@ -39,6 +39,12 @@ export class CrazeStore {
     return found;
   }
 
+  /** Parses and checks rows as insert() does, storing nothing: craze_events_probe is a Null-engine twin (migration 0007). */
+  async probe(rows: readonly CrazeRow[]): Promise<void> {
+    if (rows.length === 0) return;
+    await this.ch.insert({ table: 'craze_events_probe', values: rows as CrazeRow[], format: 'JSONEachRow' });
+  }
+
   async insert(rows: readonly CrazeRow[], queryId?: string): Promise<void> {
     if (rows.length === 0) return;
     await this.ch.insert({ table: 'craze_events', values: rows as CrazeRow[], format: 'JSONEachRow', ...(queryId ? { query_id: queryId } : {}) });

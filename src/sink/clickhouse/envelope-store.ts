@@ -64,6 +64,12 @@ export class EnvelopeStore {
     return found;
   }
 
+  /** Parses and checks rows as insert() does, storing nothing: envelopes_probe is a Null-engine twin (migration 0007). */
+  async probe(rows: readonly EnvelopeRow[]): Promise<void> {
+    if (rows.length === 0) return;
+    await this.ch.insert({ table: 'envelopes_probe', values: rows as EnvelopeRow[], format: 'JSONEachRow' });
+  }
+
   /**
    * One INSERT for the whole batch: ClickHouse writes an insert of fewer than
    * max_insert_block_size rows as one part, so the rows land together or not

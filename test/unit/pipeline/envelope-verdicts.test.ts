@@ -21,8 +21,13 @@ const OPTIONS = { ...DEFAULT_DECODE_OPTIONS, seqEncoding: 'binary' as const };
 const NOW = new Date('2026-11-30T12:00:00Z');
 
 const fixture = (file: string): string[] => readFileSync(`${DIR}${file}`, 'utf8').split('\n').filter((l) => l.length > 0);
+/** Keyed by LoopID, as producers must (a record without one gets no key). */
+function loopKey(line: string): Buffer | null {
+  const loopId = (JSON.parse(line) as { LoopID?: unknown }).LoopID;
+  return typeof loopId === 'string' ? Buffer.from(loopId) : null;
+}
 const asRecords = (lines: readonly string[]): SourceRecord[] =>
-  lines.map((line, i) => ({ topic: 'agent.envelopes', partition: 0, offset: String(i), timestamp: '1764504000000', key: null, value: Buffer.from(line) }));
+  lines.map((line, i) => ({ topic: 'agent.envelopes', partition: 0, offset: String(i), timestamp: '1764504000000', key: loopKey(line), value: Buffer.from(line) }));
 
 /** A seeded generator (xorshift32), so a failure names the seed that reproduces it. */
 function random(seed: number): () => number {
@@ -164,7 +169,7 @@ test('a violation of a loop whose key moved to another partition names the likel
   const loop = fixture('honest.jsonl').filter((l) => l.includes('"LoopID":"loop-std-08"'));
   const state = new ChainState(new MemoryEnvelopeTable());
   const onPartition = (lines: readonly string[], partition: number, from: number): SourceRecord[] =>
-    lines.map((line, i) => ({ topic: 'agent.envelopes', partition, offset: String(from + i), timestamp: '0', key: null, value: Buffer.from(line) }));
+    lines.map((line, i) => ({ topic: 'agent.envelopes', partition, offset: String(from + i), timestamp: '0', key: loopKey(line), value: Buffer.from(line) }));
   await processEnvelopeBatch(onPartition(loop.slice(0, 3), 1, 0), state, OPTIONS, NOW);
   // Seq 5 arrives on partition 2 (seq 4 still on its way through partition 1): a gap, explained.
   const moved = await processEnvelopeBatch(onPartition(loop.slice(4, 5), 2, 0), state, OPTIONS, NOW);
