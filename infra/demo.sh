@@ -11,7 +11,9 @@ bash infra/bootstrap.sh
 cli() { node bin/agentledger.js "$@"; }
 
 echo "[demo] applying ClickHouse migrations…"
-cli migrate
+# As the stack's migrator: agentledger's own user may not change the schema.
+AGENTLEDGER_CLICKHOUSE_MIGRATOR_USER="${AGENTLEDGER_CLICKHOUSE_MIGRATOR_USER:-agentledger_migrator}" \
+  AGENTLEDGER_CLICKHOUSE_MIGRATOR_PASSWORD="${AGENTLEDGER_CLICKHOUSE_MIGRATOR_PASSWORD:-agentledger_migrator}" cli migrate
 echo "[demo] checking the services…"
 cli doctor
 

@@ -29,6 +29,20 @@ CH_HTTP=http://127.0.0.1:8123
 CH_DATABASE="${AGENTLEDGER_CLICKHOUSE_DATABASE:-agentledger}"
 REDIS_PORT=6379
 
+# Credentials: the same variables agentledger reads (src/config), same defaults,
+# so one environment configures the stack and the app. Fixed demo values are
+# fine here: every service listens on loopback only.
+CH_PASSWORD="${AGENTLEDGER_CLICKHOUSE_PASSWORD:-agentledger}"
+CH_MIGRATOR_PASSWORD="${AGENTLEDGER_CLICKHOUSE_MIGRATOR_PASSWORD:-agentledger_migrator}"
+CH_DASHBOARD_PASSWORD="${AGENTLEDGER_CLICKHOUSE_DASHBOARD_PASSWORD:-agentledger_dashboard}"
+REDIS_USER=agentledger
+REDIS_PASSWORD="${AGENTLEDGER_REDIS_PASSWORD:-agentledger}"
+# BullMQ's ACL: every key (the queue prefix is configurable), no @dangerous
+# command (FLUSHALL, KEYS, CONFIG SET, ACL, SHUTDOWN, DEBUG, MONITOR…) except
+# INFO (BullMQ and ioredis read the server version) and CONFIG GET (doctor
+# reads appendonly).
+REDIS_ACL_RULES="~* +@all -@dangerous +info +config|get"
+
 KAFKA_TIMEOUT="${STACK_KAFKA_TIMEOUT:-90}"
 CH_TIMEOUT="${STACK_CLICKHOUSE_TIMEOUT:-60}"
 REDIS_TIMEOUT="${STACK_REDIS_TIMEOUT:-20}"
@@ -69,15 +83,28 @@ Services (same ports and credentials as docker-compose.yml):
               Config: infra/kafka/server.properties.in -> .state/kafka/server.properties,
               data .state/kafka/data, log .state/kafka/kafka.log (+ kafka.out for
               JVM output), cluster id in .state/kafka/cluster.id.
-  clickhouse  HTTP 127.0.0.1:8123, native 127.0.0.1:9000. Users: default (no
-              password), agentledger/agentledger; both loopback only. Database
+  clickhouse  HTTP 127.0.0.1:8123, native 127.0.0.1:9000. Database
               '$CH_DATABASE' (AGENTLEDGER_CLICKHOUSE_DATABASE, default agentledger)
-              is created. Config: infra/clickhouse/{config.xml.in,users.xml}
-              -> .state/clickhouse/etc/, data .state/clickhouse/data, logs
-              .state/clickhouse/log/.
-  redis       127.0.0.1:6379, appendonly yes (everysec). If a Redis already answers
-              on 6379 it is reused (CONFIG SET appendonly yes) and never stopped.
+              is created. Users, all loopback only:
+                agentledger            writer: INSERT/SELECT on the database, no DDL
+                                       (password AGENTLEDGER_CLICKHOUSE_PASSWORD, default agentledger)
+                agentledger_migrator   + DDL on the database (AGENTLEDGER_CLICKHOUSE_MIGRATOR_PASSWORD,
+                                       default agentledger_migrator)
+                agentledger_dashboard  readonly=1 on the database (AGENTLEDGER_CLICKHOUSE_DASHBOARD_PASSWORD,
+                                       default agentledger_dashboard)
+                agentledger_test       all databases, for the integration tests (agentledger_test)
+                default                no password, the stack's admin
+              Config: infra/clickhouse/{config.xml.in,users.xml,users.d/agentledger.xml}
+              -> .state/clickhouse/etc/ (users are rewritten on every up/start;
+              ClickHouse reloads them by itself), data .state/clickhouse/data,
+              logs .state/clickhouse/log/.
+  redis       127.0.0.1:6379, appendonly yes (everysec). ACL: user agentledger
+              (password AGENTLEDGER_REDIS_PASSWORD, default agentledger) for BullMQ;
+              user default is off, so an unauthenticated command gets NOAUTH.
               Config: infra/redis/redis.conf.in -> .state/redis/redis.conf.
+              If another Redis already answers on 6379 it is reused and never
+              stopped: the agentledger user is added to it (ACL SETUP) and
+              appendonly set, but its own users are left as they are.
 
 Timeouts (seconds) can be raised with STACK_KAFKA_TIMEOUT (${KAFKA_TIMEOUT}),
 STACK_CLICKHOUSE_TIMEOUT (${CH_TIMEOUT}), STACK_REDIS_TIMEOUT (${REDIS_TIMEOUT}).
@@ -284,6 +311,49 @@ clickhouse_is_up() {
     && [[ "$(ch_query 'SELECT 1' 2>/dev/null)" == 1 ]]
 }
 
+# xml_escape TEXT: TEXT as XML character data.
+xml_escape() {
+  # Quoted replacements: bash 5.2 reads an unquoted & there as the match.
+  local s=${1//&/"&amp;"}
+  s=${s//</"&lt;"}
+  s=${s//>/"&gt;"}
+  printf '%s' "$s"
+}
+
+# The users.d file with every `<X from_env="VAR"/>` replaced by <X>value</X>:
+# values are written in, so the running server needs none of the variables
+# (and picks a change up on its own, without a restart).
+render_users() {
+  local text var value
+  text="$(<"$INFRA/clickhouse/users.d/agentledger.xml")"
+  for var in AGENTLEDGER_CLICKHOUSE_PASSWORD AGENTLEDGER_CLICKHOUSE_MIGRATOR_PASSWORD \
+    AGENTLEDGER_CLICKHOUSE_DASHBOARD_PASSWORD AGENTLEDGER_CLICKHOUSE_DATABASE; do
+    case $var in
+      AGENTLEDGER_CLICKHOUSE_PASSWORD) value=$CH_PASSWORD ;;
+      AGENTLEDGER_CLICKHOUSE_MIGRATOR_PASSWORD) value=$CH_MIGRATOR_PASSWORD ;;
+      AGENTLEDGER_CLICKHOUSE_DASHBOARD_PASSWORD) value=$CH_DASHBOARD_PASSWORD ;;
+      AGENTLEDGER_CLICKHOUSE_DATABASE) value=$CH_DATABASE ;;
+    esac
+    value="$(xml_escape "$value")"
+    text="${text//"<password from_env=\"$var\"/>"/"<password>$value</password>"}"
+    text="${text//"<database from_env=\"$var\"/>"/"<database>$value</database>"}"
+  done
+  local left='<[A-Za-z_]+ from_env='
+  [[ ! $text =~ $left ]] || die "infra/clickhouse/users.d/agentledger.xml: a from_env element render_users does not know"
+  printf '%s\n' "$text"
+}
+
+# Writes the users files next to the config. Through a temporary file and a
+# rename, so the server never reloads a half-written file.
+clickhouse_users() {
+  mkdir -p "$CH_DIR/etc/users.d"
+  cp "$INFRA/clickhouse/users.xml" "$CH_DIR/etc/users.xml.tmp"
+  mv "$CH_DIR/etc/users.xml.tmp" "$CH_DIR/etc/users.xml"
+  rm -f "$CH_DIR/etc/users.d/agentledger.xml.tmp"
+  (umask 077 && render_users >"$CH_DIR/etc/users.d/agentledger.xml.tmp")
+  mv "$CH_DIR/etc/users.d/agentledger.xml.tmp" "$CH_DIR/etc/users.d/agentledger.xml"
+}
+
 clickhouse_init_db() {
   # The name goes into SQL text: only what agentledger's config accepts.
   [[ $CH_DATABASE =~ ^[A-Za-z_][A-Za-z0-9_]{0,127}$ ]] \
@@ -296,7 +366,8 @@ clickhouse_start() {
   if clickhouse_is_up; then
     local pid
     if pid="$(pid_of "$CH_PID" "$CH_DIR/etc/config.xml")"; then
-      log "clickhouse: already up (pid $pid, $CH_HTTP)"
+      clickhouse_users
+      log "clickhouse: already up (pid $pid, $CH_HTTP); users rewritten from infra/clickhouse"
     else
       log "clickhouse: already up on $CH_HTTP (not started by this script; left alone)"
     fi
@@ -311,7 +382,7 @@ clickhouse_start() {
     mkdir -p "$CH_DIR"/{etc,data,tmp,user_files,format_schemas,log}
     # 18.16 wants absolute paths: render the template; users.xml sits next to it.
     sed "s#@STATE@#$CH_DIR#g" "$INFRA/clickhouse/config.xml.in" >"$CH_DIR/etc/config.xml"
-    cp "$INFRA/clickhouse/users.xml" "$CH_DIR/etc/users.xml"
+    clickhouse_users
     log "clickhouse: starting $CH_HTTP (native 127.0.0.1:9000)…"
     # Foreground mode in the background (18.16 ignores --pid-file without --daemon,
     # and this way we know the pid at once and notice an early exit).
@@ -341,41 +412,87 @@ clickhouse_status() {
 
 # ---------------------------------------------------------------- redis
 
-rcli() { timeout 5 redis-cli -h 127.0.0.1 -p "$REDIS_PORT" "$@"; }
+# rcli: as agentledger's ACL user (the password through the environment, not argv).
+rcli() { REDISCLI_AUTH="$REDIS_PASSWORD" timeout 5 redis-cli --no-auth-warning --user "$REDIS_USER" -h 127.0.0.1 -p "$REDIS_PORT" "$@"; }
+# rcli_anon: without credentials, as any client that knows no password.
+rcli_anon() { timeout 5 redis-cli -h 127.0.0.1 -p "$REDIS_PORT" "$@"; }
 
-redis_is_up() { [[ "$(rcli PING 2>/dev/null)" == PONG ]]; }
+# Something speaks Redis on the port, whether it lets us in or not.
+redis_answers() {
+  local reply
+  reply="$(rcli_anon PING 2>&1)" || return 1
+  [[ $reply == PONG || $reply == *NOAUTH* ]]
+}
+
+# The stack's user gets in.
+redis_is_up() { [[ "$(rcli ACL WHOAMI 2>/dev/null)" == "$REDIS_USER" ]]; }
 
 redis_ours() { pid_of "$REDIS_PID" redis-server; }
 
-redis_start() {
+# redis_quote WORD: WORD as one argument of a redis.conf line (sdssplitargs).
+redis_quote() {
+  local s=${1//\\/\\\\}
+  s=${s//\"/\\\"}
+  printf '"%s"' "$s"
+}
+
+redis_render_conf() {
+  local text
+  text="$(<"$INFRA/redis/redis.conf.in")"
+  text="${text//@STATE@/"$REDIS_DIR"}"
+  text="${text//@ACL_USER@/"user $REDIS_USER on $(redis_quote ">$REDIS_PASSWORD") $REDIS_ACL_RULES"}"
+  printf '%s\n' "$text"
+}
+
+# A Redis this script did not start: add agentledger's user (the app's default
+# config needs it) and persistence, but leave its other users, `default`
+# included, as they are: other programs may rely on them.
+redis_adopt() {
+  log "redis: reusing the Redis already answering on 127.0.0.1:$REDIS_PORT (not managed by this script)"
   if redis_is_up; then
+    log "redis: user $REDIS_USER already gets in"
+  elif [[ "$(rcli_anon ACL SETUSER "$REDIS_USER" reset on ">$REDIS_PASSWORD" $REDIS_ACL_RULES 2>&1)" == OK ]]; then
+    log "redis: ACL SETUSER $REDIS_USER -> OK"
+  else
+    warn "redis: could not add ACL user $REDIS_USER to the reused Redis; give it that user (password AGENTLEDGER_REDIS_PASSWORD) or stop it and run infra/stack.sh start redis"
+  fi
+  if [[ "$(rcli_anon CONFIG SET appendonly yes 2>&1)" == OK ]]; then
+    log "redis: CONFIG SET appendonly yes -> OK"
+  else
+    warn "redis: CONFIG SET appendonly yes failed on the reused Redis; its data may not survive a restart"
+  fi
+  [[ "$(rcli_anon PING 2>&1)" != PONG ]] \
+    || warn "redis: the reused Redis still answers unauthenticated commands (its default user is not ours to lock)"
+}
+
+redis_start() {
+  if redis_answers; then
     local pid
     if pid="$(redis_ours)"; then
-      log "redis: already up (pid $pid, 127.0.0.1:$REDIS_PORT)"
+      if redis_is_up; then log "redis: already up (pid $pid, 127.0.0.1:$REDIS_PORT)"
+      else warn "redis: pid $pid runs an older config without user $REDIS_USER (or another password); run infra/stack.sh restart redis"; fi
     else
-      log "redis: reusing the Redis already answering on 127.0.0.1:$REDIS_PORT (not managed by this script)"
-      if [[ "$(rcli CONFIG SET appendonly yes 2>&1)" == OK ]]; then
-        log "redis: CONFIG SET appendonly yes -> OK"
-      else
-        warn "redis: CONFIG SET appendonly yes failed on the reused Redis; its data may not survive a restart"
-      fi
+      redis_adopt
     fi
     return 0
   fi
   command -v redis-server >/dev/null || die "redis-server not installed; run infra/stack.sh install"
   mkdir -p "$REDIS_DIR"
-  sed "s#@STATE@#$REDIS_DIR#g" "$INFRA/redis/redis.conf.in" >"$REDIS_DIR/redis.conf"
+  # The file holds the password: readable by its owner only.
+  rm -f "$REDIS_DIR/redis.conf.tmp"
+  (umask 077 && redis_render_conf >"$REDIS_DIR/redis.conf.tmp")
+  mv "$REDIS_DIR/redis.conf.tmp" "$REDIS_DIR/redis.conf"
   rm -f "$REDIS_PID"
   log "redis: starting 127.0.0.1:$REDIS_PORT…"
   redis-server "$REDIS_DIR/redis.conf" </dev/null >>"$REDIS_LOG" 2>&1 \
     || { tail -n 20 "$REDIS_LOG" >&2; die "redis: redis-server failed to start; see $REDIS_LOG"; }
   wait_until redis "$REDIS_TIMEOUT" redis_is_up "" "$REDIS_LOG"
-  log "redis: up (pid $(redis_ours || echo '?'))"
+  log "redis: up (pid $(redis_ours || echo '?')), user $REDIS_USER"
 }
 
 redis_stop() {
   stop_pid redis "$REDIS_PID" redis-server && return 0
-  if redis_is_up; then log "redis: up on 127.0.0.1:$REDIS_PORT but not started by this script (reused); left alone"
+  if redis_answers; then log "redis: up on 127.0.0.1:$REDIS_PORT but not started by this script (reused); left alone"
   else log "redis: not running"; fi
 }
 
@@ -389,7 +506,8 @@ redis_status() {
       ver="$ver (reused)"
     fi
   else
-    pid="-"
+    pid="$(redis_ours)" || pid="-"
+    redis_answers && ver="answers, but user $REDIS_USER cannot log in (infra/stack.sh restart redis)"
   fi
   printf '%-11s %-5s pid %-8s %-22s %s\n' redis "$state" "$pid" "127.0.0.1:$REDIS_PORT" "$ver"
   [[ $state == up ]]

@@ -72,6 +72,10 @@ export async function main(argv: string[]): Promise<number> {
       return 2;
     }
     log.error(`${name} failed`, { error: err instanceof Error ? err.message : String(err) });
+    // Nothing of ours is left to finish, but a client still retrying in the
+    // background (or ingest's metrics server) would keep the process alive:
+    // the failure must reach the shell or supervisor.
+    setTimeout(() => process.exit(1), 1000).unref();
     return 1;
   }
 }

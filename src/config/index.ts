@@ -6,7 +6,7 @@
  * Defaults point at the local stack (`infra/stack.sh up`) and at
  * `docker-compose.yml`, which use the same ports and credentials.
  */
-import { existsSync } from 'node:fs';
+import { accessSync, constants as fsConstants, existsSync, statSync } from 'node:fs';
 import { z } from 'zod';
 
 const hostPort = /^[A-Za-z0-9_.\-[\]:]+:\d{1,5}$/;
@@ -25,6 +25,21 @@ const httpUrl = z
   .string()
   .url('expected an http(s) URL such as http://127.0.0.1:8123')
   .refine((u) => /^https?:\/\//.test(u), { message: 'expected an http(s) URL such as http://127.0.0.1:8123' });
+
+/** A file this process can read (a CA, certificate or key): checked at boot, not at the first connection. */
+const readableFile = z.string().refine(
+  (path) => {
+    try {
+      accessSync(path, fsConstants.R_OK);
+      return statSync(path).isFile();
+    } catch {
+      return false;
+    }
+  },
+  { message: 'expected a readable file' },
+);
+
+const flag = z.enum(['true', 'false'], { message: 'expected true or false' }).transform((v) => v === 'true');
 
 const redisUrl = z
   .string()
@@ -57,8 +72,25 @@ export const envSchema = z.object({
   AGENTLEDGER_CRAZE_TOPIC: topicName.default('craze.events'),
   /** Dead-letter topic for records that cannot be decoded. Default `agentledger.dlq`. */
   AGENTLEDGER_DLQ_TOPIC: topicName.default('agentledger.dlq'),
+  // --- Kafka TLS and SASL (all optional; README "Kafka and ClickHouse over TLS") ---
+  /** `true` to connect to the brokers over TLS. Default `false`. */
+  AGENTLEDGER_KAFKA_SSL: flag.default(false),
+  /** PEM file of the CA that signed the brokers' certificates, when not a public one. Needs AGENTLEDGER_KAFKA_SSL=true. */
+  AGENTLEDGER_KAFKA_SSL_CA_FILE: readableFile.optional(),
+  /** PEM client certificate for brokers that require one (mutual TLS); with AGENTLEDGER_KAFKA_SSL_KEY_FILE. */
+  AGENTLEDGER_KAFKA_SSL_CERT_FILE: readableFile.optional(),
+  /** PEM private key of AGENTLEDGER_KAFKA_SSL_CERT_FILE. */
+  AGENTLEDGER_KAFKA_SSL_KEY_FILE: readableFile.optional(),
+  /** SASL mechanism: `plain`, `scram-sha-256` or `scram-sha-512`. Unset: no SASL. */
+  AGENTLEDGER_KAFKA_SASL_MECHANISM: z.enum(['plain', 'scram-sha-256', 'scram-sha-512'], { message: 'expected plain, scram-sha-256 or scram-sha-512' }).optional(),
+  /** SASL user name; needs AGENTLEDGER_KAFKA_SASL_MECHANISM. */
+  AGENTLEDGER_KAFKA_SASL_USERNAME: z.string().optional(),
+  /** SASL password; needs AGENTLEDGER_KAFKA_SASL_MECHANISM. Never printed. */
+  AGENTLEDGER_KAFKA_SASL_PASSWORD: z.string().optional(),
   /** ClickHouse HTTP endpoint. Default `http://127.0.0.1:8123`. */
   AGENTLEDGER_CLICKHOUSE_URL: httpUrl.default('http://127.0.0.1:8123'),
+  /** PEM file of a private CA that signed ClickHouse's certificate; needs an https:// AGENTLEDGER_CLICKHOUSE_URL. */
+  AGENTLEDGER_CLICKHOUSE_CA_FILE: readableFile.optional(),
   /** ClickHouse user. Default `agentledger`. */
   AGENTLEDGER_CLICKHOUSE_USER: z.string().min(1, 'expected a user name').default('agentledger'),
   /** ClickHouse password. Default `agentledger` (the local stack's). */
@@ -68,8 +100,27 @@ export const envSchema = z.object({
     .string()
     .regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, 'expected a database name (letters, digits, _)')
     .default('agentledger'),
-  /** Redis for BullMQ queues. Default `redis://127.0.0.1:6379`. */
-  AGENTLEDGER_REDIS_URL: redisUrl.default('redis://127.0.0.1:6379'),
+  // --- Least privilege: who migrates, and Redis's password (README "Users and passwords") ---
+  /**
+   * ClickHouse user for schema changes: the `migrate` command and `ingest`'s
+   * migrate at start. Unset: the main user (AGENTLEDGER_CLICKHOUSE_USER), which
+   * then needs DDL rights; when that is unset too, the local stack's
+   * `agentledger_migrator` (password `agentledger_migrator`).
+   */
+  AGENTLEDGER_CLICKHOUSE_MIGRATOR_USER: z.string().min(1, 'expected a user name').optional(),
+  /** Password of AGENTLEDGER_CLICKHOUSE_MIGRATOR_USER (empty when unset). The local stack's is `agentledger_migrator`. */
+  AGENTLEDGER_CLICKHOUSE_MIGRATOR_PASSWORD: z.string().optional(),
+  /**
+   * Redis for BullMQ queues. Default `redis://agentledger@127.0.0.1:6379`: the
+   * local stack's ACL user. A password in the URL wins over AGENTLEDGER_REDIS_PASSWORD.
+   */
+  AGENTLEDGER_REDIS_URL: redisUrl.default('redis://agentledger@127.0.0.1:6379'),
+  /**
+   * Redis password, used when AGENTLEDGER_REDIS_URL carries none (with the URL's
+   * user, or Redis's `default` user when it names none). Default `agentledger`
+   * (the local stack's).
+   */
+  AGENTLEDGER_REDIS_PASSWORD: z.string().default('agentledger'),
   /** Prefix of every BullMQ key, so several deployments can share a Redis. Default `agentledger`. */
   AGENTLEDGER_QUEUE_PREFIX: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'expected letters, digits, _ or -').default('agentledger'),
   /** Rows per ClickHouse insert before a flush. Default `5000`. */
@@ -116,12 +167,19 @@ export interface Config {
     readonly groupId: string;
     readonly sessionTimeoutMs: number;
     readonly topics: { readonly envelopes: string; readonly craze: string; readonly deadLetter: string };
+    /** TLS to the brokers (undefined: plaintext); file paths, read when a client is made. */
+    readonly ssl: { readonly caFile?: string; readonly certFile?: string; readonly keyFile?: string } | undefined;
+    readonly sasl: { readonly mechanism: 'plain' | 'scram-sha-256' | 'scram-sha-512'; readonly username: string; readonly password: string } | undefined;
   };
   readonly clickhouse: {
     readonly url: string;
     readonly user: string;
     readonly password: string;
     readonly database: string;
+    /** PEM file of a private CA for an https:// URL. */
+    readonly caFile: string | undefined;
+    /** Who runs migrations: AGENTLEDGER_CLICKHOUSE_MIGRATOR_USER, else the main user (see migratorSettings()). */
+    readonly migrator: { readonly user: string; readonly password: string };
   };
   readonly redis: { readonly url: string; readonly queuePrefix: string };
   readonly batch: { readonly maxRows: number; readonly maxWaitMs: number; readonly maxBytes: number };
@@ -160,6 +218,8 @@ export function parseConfig(env: NodeJS.ProcessEnv): Config {
     throw new ConfigError(problems);
   }
   const e = parsed.data;
+  const combinations = [...tlsSaslProblems(e), ...migratorProblems(e)];
+  if (combinations.length > 0) throw new ConfigError(combinations);
   return {
     kafka: {
       brokers: e.AGENTLEDGER_KAFKA_BROKERS,
@@ -171,20 +231,92 @@ export function parseConfig(env: NodeJS.ProcessEnv): Config {
         craze: e.AGENTLEDGER_CRAZE_TOPIC,
         deadLetter: e.AGENTLEDGER_DLQ_TOPIC,
       },
+      ssl: e.AGENTLEDGER_KAFKA_SSL
+        ? { caFile: e.AGENTLEDGER_KAFKA_SSL_CA_FILE, certFile: e.AGENTLEDGER_KAFKA_SSL_CERT_FILE, keyFile: e.AGENTLEDGER_KAFKA_SSL_KEY_FILE }
+        : undefined,
+      sasl: e.AGENTLEDGER_KAFKA_SASL_MECHANISM
+        ? { mechanism: e.AGENTLEDGER_KAFKA_SASL_MECHANISM, username: e.AGENTLEDGER_KAFKA_SASL_USERNAME ?? '', password: e.AGENTLEDGER_KAFKA_SASL_PASSWORD ?? '' }
+        : undefined,
     },
     clickhouse: {
       url: e.AGENTLEDGER_CLICKHOUSE_URL,
       user: e.AGENTLEDGER_CLICKHOUSE_USER,
       password: e.AGENTLEDGER_CLICKHOUSE_PASSWORD,
       database: e.AGENTLEDGER_CLICKHOUSE_DATABASE,
+      caFile: e.AGENTLEDGER_CLICKHOUSE_CA_FILE,
+      migrator: e.AGENTLEDGER_CLICKHOUSE_MIGRATOR_USER
+        ? { user: e.AGENTLEDGER_CLICKHOUSE_MIGRATOR_USER, password: e.AGENTLEDGER_CLICKHOUSE_MIGRATOR_PASSWORD ?? '' }
+        : env['AGENTLEDGER_CLICKHOUSE_USER'] === undefined
+          ? // Every default points at the local stack, this one too: its writer has no DDL, its migrator does.
+            STACK_MIGRATOR
+          : { user: e.AGENTLEDGER_CLICKHOUSE_USER, password: e.AGENTLEDGER_CLICKHOUSE_PASSWORD },
     },
-    redis: { url: e.AGENTLEDGER_REDIS_URL, queuePrefix: e.AGENTLEDGER_QUEUE_PREFIX },
+    redis: { url: redisUrlWithPassword(e.AGENTLEDGER_REDIS_URL, e.AGENTLEDGER_REDIS_PASSWORD), queuePrefix: e.AGENTLEDGER_QUEUE_PREFIX },
     batch: { maxRows: e.AGENTLEDGER_BATCH_MAX_ROWS, maxWaitMs: e.AGENTLEDGER_BATCH_MAX_WAIT_MS, maxBytes: e.AGENTLEDGER_BATCH_MAX_BYTES },
     envelopes: { seqEncoding: e.AGENTLEDGER_SEQ_ENCODING, maxPayloadBytes: e.AGENTLEDGER_MAX_PAYLOAD_BYTES },
     metricsPort: e.AGENTLEDGER_METRICS_PORT,
     metricsHost: e.AGENTLEDGER_METRICS_HOST,
     logLevel: e.AGENTLEDGER_LOG_LEVEL,
   };
+}
+
+/**
+ * Settings that are each valid but do not go together (TLS files without TLS,
+ * half a client certificate, SASL without its mechanism or credentials): one
+ * line each, naming the setting to change. Kept out of the schema so
+ * `envSchema.shape` stays a plain object of the variables.
+ */
+function tlsSaslProblems(e: Env): string[] {
+  const problems: string[] = [];
+  const needsSsl = ['AGENTLEDGER_KAFKA_SSL_CA_FILE', 'AGENTLEDGER_KAFKA_SSL_CERT_FILE', 'AGENTLEDGER_KAFKA_SSL_KEY_FILE'] as const;
+  for (const key of needsSsl) {
+    if (e[key] !== undefined && !e.AGENTLEDGER_KAFKA_SSL) problems.push(`invalid setting ${key}: only used over TLS; set AGENTLEDGER_KAFKA_SSL=true or unset it`);
+  }
+  if ((e.AGENTLEDGER_KAFKA_SSL_CERT_FILE === undefined) !== (e.AGENTLEDGER_KAFKA_SSL_KEY_FILE === undefined)) {
+    const missing = e.AGENTLEDGER_KAFKA_SSL_CERT_FILE === undefined ? 'AGENTLEDGER_KAFKA_SSL_CERT_FILE' : 'AGENTLEDGER_KAFKA_SSL_KEY_FILE';
+    problems.push(`missing setting ${missing}: a client certificate needs both AGENTLEDGER_KAFKA_SSL_CERT_FILE and AGENTLEDGER_KAFKA_SSL_KEY_FILE`);
+  }
+  if (e.AGENTLEDGER_KAFKA_SASL_MECHANISM !== undefined) {
+    for (const key of ['AGENTLEDGER_KAFKA_SASL_USERNAME', 'AGENTLEDGER_KAFKA_SASL_PASSWORD'] as const) {
+      if (e[key] === undefined) problems.push(`missing setting ${key}: AGENTLEDGER_KAFKA_SASL_MECHANISM=${e.AGENTLEDGER_KAFKA_SASL_MECHANISM} needs it`);
+    }
+  } else {
+    for (const key of ['AGENTLEDGER_KAFKA_SASL_USERNAME', 'AGENTLEDGER_KAFKA_SASL_PASSWORD'] as const) {
+      if (e[key] !== undefined) problems.push(`invalid setting ${key}: only used with SASL; set AGENTLEDGER_KAFKA_SASL_MECHANISM (plain, scram-sha-256 or scram-sha-512) or unset it`);
+    }
+  }
+  if (e.AGENTLEDGER_CLICKHOUSE_CA_FILE !== undefined && !e.AGENTLEDGER_CLICKHOUSE_URL.startsWith('https://')) {
+    problems.push('invalid setting AGENTLEDGER_CLICKHOUSE_CA_FILE: only used over HTTPS; give AGENTLEDGER_CLICKHOUSE_URL as https://… or unset it');
+  }
+  return problems;
+}
+
+/** The local stack's migrator (infra/clickhouse/users.d/agentledger.xml), used when no ClickHouse user is set at all. */
+const STACK_MIGRATOR = { user: 'agentledger_migrator', password: 'agentledger_migrator' } as const;
+
+/** A migrator password with no migrator user would silently go unused: most likely the user was forgotten. */
+function migratorProblems(e: Env): string[] {
+  return e.AGENTLEDGER_CLICKHOUSE_MIGRATOR_PASSWORD !== undefined && e.AGENTLEDGER_CLICKHOUSE_MIGRATOR_USER === undefined
+    ? ['missing setting AGENTLEDGER_CLICKHOUSE_MIGRATOR_USER: AGENTLEDGER_CLICKHOUSE_MIGRATOR_PASSWORD is only used with it']
+    : [];
+}
+
+/**
+ * The Redis URL every client connects with: AGENTLEDGER_REDIS_PASSWORD written
+ * into it unless it has a password of its own. One URL carries the credentials,
+ * so each place that connects (BullMQ, doctor) authenticates the same way and
+ * redactUrl() hides them wherever it is shown.
+ */
+export function redisUrlWithPassword(url: string, password: string): string {
+  const u = new URL(url);
+  if (u.password !== '' || password === '') return url;
+  u.password = encodeURIComponent(password);
+  return u.toString();
+}
+
+/** The ClickHouse settings to migrate with: the main ones, as the migrator user. */
+export function migratorSettings(clickhouse: Config['clickhouse']): Config['clickhouse'] {
+  return { ...clickhouse, user: clickhouse.migrator.user, password: clickhouse.migrator.password };
 }
 
 /**
@@ -214,7 +346,13 @@ export function redactUrl(url: string): string {
 export function redactConfig(config: Config): Config {
   return {
     ...config,
-    clickhouse: { ...config.clickhouse, url: redactUrl(config.clickhouse.url), password: config.clickhouse.password ? '(set)' : '(empty)' },
+    clickhouse: {
+      ...config.clickhouse,
+      url: redactUrl(config.clickhouse.url),
+      password: config.clickhouse.password ? '(set)' : '(empty)',
+      migrator: { ...config.clickhouse.migrator, password: config.clickhouse.migrator.password ? '(set)' : '(empty)' },
+    },
     redis: { ...config.redis, url: redactUrl(config.redis.url) },
+    kafka: { ...config.kafka, sasl: config.kafka.sasl && { ...config.kafka.sasl, password: config.kafka.sasl.password ? '(set)' : '(empty)' } },
   };
 }

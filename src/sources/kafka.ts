@@ -3,29 +3,154 @@
  * craze journal reader. This file is the one place a kafkajs client, topic or
  * producer is made; kafkajs's own log lines go through agentledger's logger.
  */
-import { Kafka, logLevel as KafkaLogLevel, Partitioners, type LogEntry, type Producer } from 'kafkajs';
+import { readFileSync } from 'node:fs';
+import type { ConnectionOptions } from 'node:tls';
+import { Kafka, logLevel as KafkaLogLevel, Partitioners, type Admin, type KafkaConfig, type LogEntry, type Producer } from 'kafkajs';
 import type { Config } from '../config/index.js';
 import type { Logger } from '../observability/logger.js';
 
-export function createKafka(settings: Config['kafka'], log: Logger): Kafka {
+export type KafkaSettings = Config['kafka'];
+
+/**
+ * The TLS and SASL part of a kafkajs client config. The CA, certificate and
+ * key files are read here, when a client is made (the config only checked
+ * that they are readable).
+ */
+export function kafkaSecurityOptions(
+  settings: Pick<KafkaSettings, 'ssl' | 'sasl'>,
+  read: (path: string) => Buffer = (path) => readFileSync(path),
+): Pick<KafkaConfig, 'ssl' | 'sasl'> {
+  const options: Pick<KafkaConfig, 'ssl' | 'sasl'> = {};
+  const { ssl, sasl } = settings;
+  if (ssl) {
+    const tls: ConnectionOptions = {};
+    if (ssl.caFile !== undefined) tls.ca = [read(ssl.caFile)];
+    if (ssl.certFile !== undefined) tls.cert = read(ssl.certFile);
+    if (ssl.keyFile !== undefined) tls.key = read(ssl.keyFile);
+    // `true`: Node's own CA list and checks, as for any public TLS endpoint.
+    options.ssl = Object.keys(tls).length > 0 ? tls : true;
+  }
+  if (sasl) {
+    const { mechanism, username, password } = sasl;
+    // One branch per mechanism: kafkajs types each mechanism's options apart.
+    options.sasl = mechanism === 'plain' ? { mechanism, username, password } : mechanism === 'scram-sha-256' ? { mechanism, username, password } : { mechanism, username, password };
+  }
+  return options;
+}
+
+/**
+ * kafkajs's log lines through agentledger's logger. Their stack traces go to
+ * debug: at the default level an error is one line. A startup client sends
+ * everything to debug, since its failure is reported once, by the caller,
+ * naming the setting to check.
+ */
+export function kafkaLogCreator(log: Logger, phase: 'startup' | 'running'): KafkaConfig['logCreator'] {
   const kafkaLog = log.child({ component: 'kafkajs' });
-  return new Kafka({
+  return () =>
+    ({ level, log: entry }: LogEntry) => {
+      const { message, stack, ...rest } = entry as LogEntry['log'] & { stack?: unknown };
+      const fields: Record<string, unknown> = rest;
+      delete fields['timestamp'];
+      delete fields['logger'];
+      if (phase === 'startup' || level > KafkaLogLevel.WARN) {
+        kafkaLog.debug(message, stack === undefined ? fields : { ...fields, stack });
+        return;
+      }
+      if (level <= KafkaLogLevel.ERROR) kafkaLog.error(message, fields);
+      else kafkaLog.warn(message, fields);
+      if (stack !== undefined) kafkaLog.debug(`${message} (stack)`, { stack });
+    };
+}
+
+/**
+ * kafkajs client config. Running clients retry for about a minute, riding out
+ * a broker restart. A startup client gives up after ~2 s of refused
+ * connections (under 10 s when every attempt times out): a command started
+ * with Kafka away or misconfigured says so at once instead of retrying with
+ * nobody watching.
+ */
+export function kafkaClientConfig(settings: KafkaSettings, log: Logger, phase: 'startup' | 'running', read?: (path: string) => Buffer): KafkaConfig {
+  const timing =
+    phase === 'running'
+      ? { connectionTimeout: 5_000, retry: { initialRetryTime: 300, retries: 8 } }
+      : { connectionTimeout: 2_000, requestTimeout: 10_000, retry: { initialRetryTime: 250, retries: 3, maxRetryTime: 2_000 } };
+  return {
     clientId: settings.clientId,
     brokers: [...settings.brokers],
-    connectionTimeout: 5_000,
-    retry: { initialRetryTime: 300, retries: 8 },
+    ...kafkaSecurityOptions(settings, read),
+    ...timing,
     logLevel: KafkaLogLevel.WARN,
-    logCreator:
-      () =>
-      ({ level, log: entry }: LogEntry) => {
-        const { message, ...fields } = entry;
-        delete (fields as Record<string, unknown>)['timestamp'];
-        delete (fields as Record<string, unknown>)['logger'];
-        if (level <= KafkaLogLevel.ERROR) kafkaLog.error(message, fields);
-        else if (level === KafkaLogLevel.WARN) kafkaLog.warn(message, fields);
-        else kafkaLog.debug(message, fields);
-      },
-  });
+    logCreator: kafkaLogCreator(log, phase),
+  };
+}
+
+/** Per client made by createKafka: its startup twin, for the first contact of a command. */
+const startupClients = new WeakMap<Kafka, { readonly client: Kafka; readonly brokers: string }>();
+
+export function createKafka(settings: KafkaSettings, log: Logger): Kafka {
+  const kafka = new Kafka(kafkaClientConfig(settings, log, 'running'));
+  // ensureTopics gets only the client (its callers hold nothing else): the
+  // twin is found from it. Making a client opens no connection.
+  startupClients.set(kafka, { client: new Kafka(kafkaClientConfig(settings, log, 'startup')), brokers: settings.brokers.join(',') });
+  return kafka;
+}
+
+/** A failure to reach or use Kafka, in one line naming the setting to check. */
+export class KafkaUnavailableError extends Error {
+  override readonly name = 'KafkaUnavailableError';
+}
+
+function causes(err: unknown): unknown[] {
+  const chain: unknown[] = [];
+  for (let e = err; typeof e === 'object' && e !== null && chain.length < 5; e = (e as { cause?: unknown }).cause) chain.push(e);
+  return chain;
+}
+
+/**
+ * A login the broker refused: wrong credentials, a mechanism it does not
+ * offer, or SASL sent to a listener without it (ILLEGAL_SASL_STATE).
+ */
+function isSaslRefusal(e: unknown): boolean {
+  const { name, type } = e as { name?: unknown; type?: unknown };
+  return name === 'KafkaJSSASLAuthenticationError' || (typeof type === 'string' && /^(ILLEGAL_SASL_STATE|UNSUPPORTED_SASL_MECHANISM|SASL_AUTHENTICATION_FAILED)$/.test(type));
+}
+
+/** What a failed first contact with the brokers means, and what to check. */
+export function kafkaConnectFailure(brokers: string, err: unknown): KafkaUnavailableError {
+  const message = err instanceof Error ? err.message : String(err);
+  if (causes(err).some(isSaslRefusal)) {
+    return new KafkaUnavailableError(
+      `Kafka at ${brokers} refused the SASL login (${message}): check AGENTLEDGER_KAFKA_SASL_MECHANISM, AGENTLEDGER_KAFKA_SASL_USERNAME and AGENTLEDGER_KAFKA_SASL_PASSWORD, and that the brokers' listener takes SASL`,
+      { cause: err },
+    );
+  }
+  return new KafkaUnavailableError(
+    `Kafka at ${brokers} did not answer (${message}): check that the brokers run and that AGENTLEDGER_KAFKA_BROKERS, and AGENTLEDGER_KAFKA_SSL / AGENTLEDGER_KAFKA_SASL_* if the brokers need them, are right`,
+    { cause: err },
+  );
+}
+
+/**
+ * Runs `fn` with an admin of the startup twin of `kafka`: bounded retries, one
+ * readable error. (A client not made by createKafka is used as it is.)
+ */
+export async function withStartupAdmin<T>(kafka: Kafka, what: string, fn: (admin: Admin) => Promise<T>): Promise<T> {
+  const startup = startupClients.get(kafka);
+  const brokers = startup?.brokers ?? 'the configured brokers';
+  const admin = (startup?.client ?? kafka).admin();
+  try {
+    await admin.connect();
+  } catch (err) {
+    throw kafkaConnectFailure(brokers, err);
+  }
+  try {
+    return await fn(admin);
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    throw new KafkaUnavailableError(`Kafka at ${brokers}: ${what} failed (${message}): check the brokers' logs and this client's rights`, { cause: err });
+  } finally {
+    await admin.disconnect();
+  }
 }
 
 /** Creates the topics agentledger reads and writes if they do not exist yet. */
@@ -33,9 +158,7 @@ export async function ensureTopics(
   kafka: Kafka,
   topics: readonly { topic: string; numPartitions?: number; configEntries?: { name: string; value: string }[] }[],
 ): Promise<void> {
-  const admin = kafka.admin();
-  await admin.connect();
-  try {
+  await withStartupAdmin(kafka, `creating topic(s) ${topics.map((t) => t.topic).join(', ')}`, async (admin) => {
     const existing = new Set(await admin.listTopics());
     const missing = topics.filter((t) => !existing.has(t.topic));
     if (missing.length === 0) return;
@@ -43,9 +166,7 @@ export async function ensureTopics(
       waitForLeaders: true,
       topics: missing.map((t) => ({ topic: t.topic, numPartitions: t.numPartitions ?? 4, replicationFactor: 1, configEntries: t.configEntries ?? [] })),
     });
-  } finally {
-    await admin.disconnect();
-  }
+  });
 }
 
 /** Topic config for topics agentledger creates: room for large records and their dead letters. */

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { ConfigError, parseConfig } from '../../src/config/index.js';
+import { ConfigError, migratorSettings, parseConfig, redactConfig } from '../../src/config/index.js';
 
 const BIN = fileURLToPath(new URL('../support/cli-entry.js', import.meta.url));
 
@@ -14,7 +14,9 @@ test('defaults point at the local stack', () => {
   assert.equal(c.kafka.topics.deadLetter, 'agentledger.dlq');
   assert.equal(c.clickhouse.url, 'http://127.0.0.1:8123');
   assert.equal(c.clickhouse.database, 'agentledger');
-  assert.equal(c.redis.url, 'redis://127.0.0.1:6379');
+  // The local stack's ACL user and password (infra/stack.sh).
+  assert.equal(c.redis.url, 'redis://agentledger:agentledger@127.0.0.1:6379');
+  assert.deepEqual(c.clickhouse.migrator, { user: 'agentledger_migrator', password: 'agentledger_migrator' });
   assert.equal(c.batch.maxRows, 5000);
 });
 
@@ -117,4 +119,54 @@ test('the metrics endpoint listens on loopback by default and answers GET only',
   } finally {
     server.close();
   }
+});
+
+test('migrations run as the migrator when one is set, else as the main user, else as the stack\'s migrator', () => {
+  // No ClickHouse user set at all: every default is the local stack's, whose writer has no DDL.
+  assert.deepEqual(parseConfig({}).clickhouse.migrator, { user: 'agentledger_migrator', password: 'agentledger_migrator' });
+  const main = { AGENTLEDGER_CLICKHOUSE_USER: 'writer', AGENTLEDGER_CLICKHOUSE_PASSWORD: 'w' };
+  const alone = parseConfig(main);
+  assert.deepEqual(alone.clickhouse.migrator, { user: 'writer', password: 'w' });
+  const both = parseConfig({ ...main, AGENTLEDGER_CLICKHOUSE_MIGRATOR_USER: 'ddl', AGENTLEDGER_CLICKHOUSE_MIGRATOR_PASSWORD: 'm' });
+  const settings = migratorSettings(both.clickhouse);
+  assert.equal(settings.user, 'ddl');
+  assert.equal(settings.password, 'm');
+  assert.equal(settings.database, both.clickhouse.database);
+  // Everything else stays the writer's.
+  assert.equal(both.clickhouse.user, 'writer');
+  assert.equal(both.clickhouse.password, 'w');
+  assert.equal(parseConfig({ AGENTLEDGER_CLICKHOUSE_MIGRATOR_USER: 'ddl' }).clickhouse.migrator.password, '');
+});
+
+test('a migrator password without a migrator user is refused, naming the missing setting and hiding the password', () => {
+  assert.throws(
+    () => parseConfig({ AGENTLEDGER_CLICKHOUSE_MIGRATOR_PASSWORD: 'hunter2' }),
+    (err: unknown) => {
+      assert.ok(err instanceof ConfigError);
+      assert.deepEqual(err.problems, ['missing setting AGENTLEDGER_CLICKHOUSE_MIGRATOR_USER: AGENTLEDGER_CLICKHOUSE_MIGRATOR_PASSWORD is only used with it']);
+      return true;
+    },
+  );
+});
+
+test('the Redis password goes into the URL unless the URL has one; odd characters survive', () => {
+  const odd = 'p w@:/%x';
+  const withUser = parseConfig({ AGENTLEDGER_REDIS_URL: 'redis://bull@redis.example:6380/2', AGENTLEDGER_REDIS_PASSWORD: odd }).redis.url;
+  const u = new URL(withUser);
+  assert.equal(u.username, 'bull');
+  assert.equal(decodeURIComponent(u.password), odd);
+  assert.equal(u.host, 'redis.example:6380');
+  assert.equal(u.pathname, '/2');
+  // No user in the URL: Redis's `default` user (AUTH with the password only).
+  assert.equal(parseConfig({ AGENTLEDGER_REDIS_URL: 'redis://127.0.0.1:6379', AGENTLEDGER_REDIS_PASSWORD: 's' }).redis.url, 'redis://:s@127.0.0.1:6379');
+  // The URL's own password wins.
+  assert.equal(parseConfig({ AGENTLEDGER_REDIS_URL: 'redis://bull:own@h:1', AGENTLEDGER_REDIS_PASSWORD: 'other' }).redis.url, 'redis://bull:own@h:1');
+});
+
+test('redactConfig hides the migrator and Redis passwords', () => {
+  const shown = JSON.stringify(
+    redactConfig(parseConfig({ AGENTLEDGER_CLICKHOUSE_MIGRATOR_USER: 'ddl', AGENTLEDGER_CLICKHOUSE_MIGRATOR_PASSWORD: 'Planted-M1', AGENTLEDGER_REDIS_PASSWORD: 'Planted-R2' })),
+  );
+  assert.ok(!shown.includes('Planted-M1') && !shown.includes('Planted-R2'), shown);
+  assert.match(shown, /"migrator":\{"user":"ddl","password":"\(set\)"\}/);
 });

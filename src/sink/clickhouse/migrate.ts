@@ -146,7 +146,9 @@ export async function migrate(
   options: { lockWaitMs?: number } = {},
 ): Promise<MigrateResult> {
   const migrations = await loadMigrations(dir);
-  const admin = createClickHouse(settings, 'default');
+  // `system`, not `default`: a user confined to its database (allow_databases)
+  // may not open `default`; every user may open `system`.
+  const admin = createClickHouse(settings, 'system');
   try {
     await admin.command({ query: `CREATE DATABASE IF NOT EXISTS ${quoteIdent(settings.database)}` });
   } finally {
