@@ -58,8 +58,11 @@ done
 
 BROKERS=${AGENTLEDGER_KAFKA_BROKERS:-127.0.0.1:9092}
 CH_URL=${AGENTLEDGER_CLICKHOUSE_URL:-http://127.0.0.1:8123}
-CH_USER=${AGENTLEDGER_CLICKHOUSE_USER:-agentledger}
-CH_PASSWORD=${AGENTLEDGER_CLICKHOUSE_PASSWORD:-agentledger}
+# A throwaway database per run needs a user that may create one: the local
+# stack's agentledger_test (agentledger's own writer has no DDL).
+CH_USER=${AGENTLEDGER_CLICKHOUSE_USER:-agentledger_test}
+CH_PASSWORD=${AGENTLEDGER_CLICKHOUSE_PASSWORD:-agentledger_test}
+export AGENTLEDGER_CLICKHOUSE_USER="$CH_USER" AGENTLEDGER_CLICKHOUSE_PASSWORD="$CH_PASSWORD"
 
 TS=$(date -u +%Y%m%d%H%M%S)
 TOPIC="bench.${TS}.envelopes"

@@ -61,9 +61,19 @@ const say = (line: string): void => void process.stdout.write(`[readback] ${line
 const log = createLogger('warn');
 const BIN = new URL('../../bin/agentledger.js', import.meta.url).pathname;
 
+/**
+ * A throwaway database per run needs a user that may create one: the local
+ * stack's `agentledger_test` (agentledger's own writer has no DDL), unless
+ * the environment names another.
+ */
+const CLICKHOUSE_USER = process.env['AGENTLEDGER_CLICKHOUSE_USER'] ?? 'agentledger_test';
+const CLICKHOUSE_PASSWORD = process.env['AGENTLEDGER_CLICKHOUSE_PASSWORD'] ?? (CLICKHOUSE_USER === 'agentledger_test' ? 'agentledger_test' : '');
+
 function env(database: string, extra: Record<string, string> = {}): Record<string, string> {
   return {
     PATH: process.env['PATH'] ?? '',
+    AGENTLEDGER_CLICKHOUSE_USER: CLICKHOUSE_USER,
+    AGENTLEDGER_CLICKHOUSE_PASSWORD: CLICKHOUSE_PASSWORD,
     AGENTLEDGER_CLICKHOUSE_DATABASE: database,
     AGENTLEDGER_METRICS_PORT: '0',
     AGENTLEDGER_LOG_LEVEL: 'warn',
