@@ -123,7 +123,8 @@ async function load(ch: Ch): Promise<void> {
     // one stamp per insert, as a flush would; ~700 bytes of payload.
     const month = 6 - Math.floor((from / ROWS) * 6);
     await ch.command({
-      query: `INSERT INTO envelopes
+      query: `INSERT INTO envelopes (loop_id, seq, time, time_text, kind, kind_class, hash, computed_hash, payload, verdict, detail, evidence,
+                                     kafka_topic, kafka_partition, kafka_offset, ingested_at)
         SELECT concat('bench-loop-', toString(n % ${LOOPS})) AS loop_id, intDiv(n, ${LOOPS}) + 1 AS seq,
                now() - ${month * 30 * 86400} AS time, '2026-05-01T00:00:00Z' AS time_text, 'ModelCalled' AS kind, 'ModelCalled' AS kind_class,
                hex(SHA256(toString(n))) AS hash, hex(SHA256(toString(n))) AS computed_hash,

@@ -12,7 +12,7 @@ import { z } from 'zod';
 import { exactIntegerText, INT64_MAX, INT64_MIN, UINT64_MAX } from '../money/int64-text.js';
 import { usdTextToPico } from '../money/picodollars.js';
 import { objectMembers } from './json-spans.js';
-import { malformed, ok, type Decoded } from './result.js';
+import { LONE_SURROGATE, malformed, ok, type Decoded } from './result.js';
 
 type FieldType = 'string' | 'bool' | 'int' | 'uint' | 'raw' | 'usd' | 'usage';
 
@@ -147,7 +147,11 @@ function exactInt(text: string | undefined, field: string, unsigned: boolean): b
 function exactUsd(text: string | undefined, field: string): Usd | string {
   if (text === undefined || text === 'null') return ZERO_USD;
   const pico = usdTextToPico(text);
-  return pico === undefined ? `${field}: ${text} is not a number` : { text, pico };
+  if (pico === undefined) return `${field}: ${text} is not a number`;
+  // One event's amount is stored as Int64 picodollars (about ±$9.2M): refused
+  // beyond, never wrapped or clamped. Here, so `verify` and ingest agree.
+  if (pico > INT64_MAX || pico < INT64_MIN) return `${field}: ${text} USD is ${pico} picodollars, beyond Int64 (about ±$9.2M per event)`;
+  return { text, pico };
 }
 
 /**
@@ -165,6 +169,8 @@ export function decodePayload(kind: KindName, text: string, parsed: unknown): De
   }
   const members = objectMembers(text);
   const obj = parsed as Record<string, unknown>;
+  // Only a \u escape can carry a lone surrogate (the text is valid UTF-8).
+  const escapes = text.includes('\\u');
   const out: Record<string, unknown> = { kind };
   for (const [field, type] of Object.entries(specs[kind]) as [string, FieldType][]) {
     const raw = members.get(field);
@@ -172,6 +178,11 @@ export function decodePayload(kind: KindName, text: string, parsed: unknown): De
     switch (type) {
       case 'string':
         value = (obj[field]) ?? '';
+        // String members become columns (account/loop-facts.ts); the record's
+        // own check cannot see into a base64 payload.
+        if (escapes && LONE_SURROGATE.test(value as string)) {
+          return malformed(`${kind} payload: ${field} holds a lone UTF-16 surrogate (an unpaired \\ud800-\\udfff escape), which ClickHouse cannot store`);
+        }
         break;
       case 'bool':
         value = (obj[field]) ?? false;

@@ -5,6 +5,7 @@
  * pending, judged since the last flush) and keeps it in step with the rows it
  * returns.
  */
+import { loopFacts, NO_FACTS } from '../account/loop-facts.js';
 import { decodeEnvelope, type DecodeOptions, type Envelope } from '../decode/envelope.js';
 import { clampDetail, outsideDateTime, parseRfc3339, toClickHouseDateTime } from '../decode/time.js';
 import { isViolation, verifyLink, type ChainHead, type StoredVersion, type Verdict, type Verification } from '../verify/chain.js';
@@ -226,6 +227,9 @@ export async function processEnvelopeBatch(
         result.verdict === 'fork' && first
           ? JSON.stringify({ stored: { hash: first.hash.toString('hex'), time: first.timeText, kind: first.kind, payload: first.payload.toString('utf8') } })
           : '',
+      // Every verdict carries its facts (a fork's or a mismatch's cost is
+      // reported apart as unverified): the ledger's SQL decides what counts.
+      ...loopFacts(d),
       ...kafkaColumns(record, ingestedAt),
     });
   });
@@ -248,6 +252,7 @@ function malformedEnvelopeRow(record: SourceRecord, reason: string, ingestedAt: 
     computed_hash: '',
     payload: evidence,
     evidence: '',
+    ...NO_FACTS,
   };
 }
 

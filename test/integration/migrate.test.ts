@@ -4,14 +4,16 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { cp, mkdtemp, writeFile } from 'node:fs/promises';
+import { cp, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { MIGRATIONS_DIR } from '../../src/cli/migrate.js';
-import { createClickHouse } from '../../src/sink/clickhouse/client.js';
-import { loadMigrations, migrate } from '../../src/sink/clickhouse/migrate.js';
+import { NO_FACTS } from '../../src/account/loop-facts.js';
+import { clickhouseErrorCode, createClickHouse } from '../../src/sink/clickhouse/client.js';
+import { EnvelopeStore } from '../../src/sink/clickhouse/envelope-store.js';
+import { addedColumn, loadMigrations, migrate } from '../../src/sink/clickhouse/migrate.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { testContext, type TestContext } from '../support/context.js';
 
@@ -64,4 +66,76 @@ test('a released migration that was edited is refused', async () => {
   await migrate(ctx.config.clickhouse, dir, log);
   await writeFile(join(dir, '0001_envelopes.sql'), '-- edited\nCREATE TABLE IF NOT EXISTS envelopes (x UInt8) ENGINE = Log;\n');
   await assert.rejects(migrate(ctx.config.clickhouse, dir, log), /edited after it was applied/);
+});
+
+/** A copy of the shipped migrations up to `last` (later files are other work's). */
+async function migrationsUpTo(last: number): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'mig-'));
+  for (const file of await readdir(MIGRATIONS_DIR)) {
+    if (Number(file.slice(0, 4)) <= last) await cp(join(MIGRATIONS_DIR, file), join(dir, file));
+  }
+  return dir;
+}
+
+test('a run killed half-way through 0008 (some columns added, the file not recorded) is finished by the next run', async () => {
+  // A database of its own: this file's other tests migrate ctx's to the end.
+  const settings = { ...ctx.config.clickhouse, database: `${ctx.config.clickhouse.database}_half` };
+  const log = createLogger('error');
+  const upTo7 = await migrationsUpTo(7);
+  const upTo8 = await migrationsUpTo(8);
+  const ch = createClickHouse(settings);
+  try {
+    await migrate(settings, upTo7, log);
+    const facts = (await loadMigrations(upTo8)).find((m) => m.version === 8)!;
+    // The killed run: every column added to envelopes, and three to its probe twin.
+    const cut = facts.statements.findIndex((s) => s.includes('envelopes_probe')) + 3;
+    for (const statement of facts.statements.slice(0, cut)) await ch.command({ query: statement });
+    // ClickHouse 18.16 has no ADD COLUMN IF NOT EXISTS: running an added
+    // column's statement again is refused, with a code the migrator knows.
+    const again = await ch.command({ query: facts.statements[0]! }).then(
+      () => undefined,
+      (err: unknown) => clickhouseErrorCode(err),
+    );
+    assert.ok(again === 15 || again === 44, `re-adding a column was refused with code ${again}`);
+
+    const result = await migrate(settings, upTo8, log);
+    assert.deepEqual(result.applied.map((m) => m.version), [8]);
+    const recorded = await ch
+      .query({ query: 'SELECT version FROM schema_migrations WHERE version = 8', format: 'JSONEachRow' })
+      .then((r) => r.json<{ version: number }>());
+    assert.equal(recorded.length, 1);
+
+    // Every column of 0008 is there once, with its type, on both tables and in
+    // the same order (system.columns lists a table's columns in order; 18.16
+    // has no `position` to sort by).
+    const columns = async (table: string) =>
+      ch
+        .query({ query: `SELECT name, type FROM system.columns WHERE database = currentDatabase() AND table = '${table}'`, format: 'JSONEachRow' })
+        .then((r) => r.json<{ name: string; type: string }>())
+        .then((rows) => rows.map((c) => `${c.name} ${c.type}`));
+    const envelopes = await columns('envelopes');
+    const wanted = facts.statements.map(addedColumn).filter((a) => a?.table === 'envelopes').map((a) => `${a!.column} ${a!.type}`);
+    assert.deepEqual(envelopes.slice(-wanted.length), wanted);
+    assert.deepEqual(await columns('envelopes_probe'), envelopes);
+
+    // A row with facts at the edges of their types reads back exactly (Int64 as strings through JSONEachRow).
+    const row = {
+      loop_id: 'l', seq: 1, time: '2026-11-30 10:00:00', time_text: '2026-11-30T10:00:00Z', kind: 'ModelCalled', kind_class: 'ModelCalled',
+      hash: '', computed_hash: '', payload: '{}', verdict: 'ok', detail: '', evidence: '',
+      ...NO_FACTS, cost_pico: '9223372036854775807', budget_pico: '-9223372036854775808', fork_at_seq: '18446744073709551615', tool_is_error: 1 as const,
+      kafka_topic: 't', kafka_partition: 0, kafka_offset: '0', ingested_at: '2026-11-30 12:00:00',
+    };
+    const store = new EnvelopeStore(ch);
+    await store.probe([row]);
+    await store.insert([row]);
+    const back = await ch
+      .query({ query: 'SELECT cost_pico, budget_pico, fork_at_seq, tool_is_error, cost_usd_text FROM envelopes', format: 'JSONEachRow' })
+      .then((r) => r.json<Record<string, unknown>>());
+    assert.deepEqual(back, [{ cost_pico: '9223372036854775807', budget_pico: '-9223372036854775808', fork_at_seq: '18446744073709551615', tool_is_error: 1, cost_usd_text: '' }]);
+  } finally {
+    await ch.command({ query: `DROP DATABASE IF EXISTS ${settings.database}` }).catch(() => undefined);
+    await ch.close();
+    await rm(upTo7, { recursive: true, force: true });
+    await rm(upTo8, { recursive: true, force: true });
+  }
 });

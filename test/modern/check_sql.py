@@ -206,22 +206,51 @@ def main(argv: list[str]) -> int:
                     passed += 1
                     print(f"ok  {label}")
 
+            # The columns of 0001 by name: later migrations add columns (0008),
+            # which then take their defaults.
+            columns = ("(loop_id, seq, time, time_text, kind, kind_class, hash, computed_hash, payload, verdict, "
+                       "detail, evidence, kafka_topic, kafka_partition, kafka_offset, ingested_at)")
+
             def row(offset: int, ingested_at: str, time: str = "2026-11-30 10:00:00") -> str:
                 return (f"('loop-x', {offset}, '{time}', '', 'ModelCalled', '', '', '', '', 'ok', '', '', "
                         f"'t', 0, {offset}, '{ingested_at}')")
 
+            def refused_code(sql: str) -> str:
+                try:
+                    session.query(sql, "Null")
+                except Exception as e:
+                    m = re.search(r"Code: (\d+)", str(e))
+                    return m.group(1) if m else str(e).strip()
+                return "accepted"
+
             parts = f"SELECT count() FROM system.parts WHERE database = '{DATABASE}' AND table = 'envelopes' AND active"
             check("<facts>: stop merges", "SYSTEM STOP MERGES envelopes")
             check("<facts>: one flush, one ingested_at, envelope times across a month boundary",
-                  "INSERT INTO envelopes VALUES " + ", ".join(
+                  f"INSERT INTO envelopes {columns} VALUES " + ", ".join(
                       [row(1, "2026-12-01 00:00:01", "2026-11-30 23:59:59"), row(2, "2026-12-01 00:00:01", "2026-12-01 00:00:00")]))
             fact("<facts>: that insert is one part", parts, "1")
             check("<facts>: rows stamped per batch across a month boundary (what a flush must not do)",
-                  "INSERT INTO envelopes VALUES " + ", ".join([row(3, "2026-11-30 23:59:59"), row(4, "2026-12-01 00:00:00")]))
+                  f"INSERT INTO envelopes {columns} VALUES " + ", ".join([row(3, "2026-11-30 23:59:59"), row(4, "2026-12-01 00:00:00")]))
             fact("<facts>: that insert is two parts", parts, "3")
-            check("<facts>: a clamped time", "INSERT INTO envelopes VALUES " + row(5, "2026-12-01 00:00:01", "2105-12-31 23:59:59"))
+            check("<facts>: a clamped time", f"INSERT INTO envelopes {columns} VALUES " + row(5, "2026-12-01 00:00:01", "2105-12-31 23:59:59"))
             fact("<facts>: the clamped time reads back as written",
                  "SELECT toString(time) FROM envelopes WHERE kafka_offset = 5", "2105-12-31 23:59:59")
+            # A run killed half-way through 0008 leaves some columns added; the
+            # migrator takes an ADD COLUMN refused with code 15 (here) or 44
+            # (18.16), the column being there with the same type, as done
+            # (migrate.ts applyStatement).
+            got = refused_code("ALTER TABLE envelopes ADD COLUMN cost_pico Int64 DEFAULT 0")
+            if got == "15":
+                passed += 1
+                print("ok  <facts>: re-adding a column of 0008 is refused with code 15 (DUPLICATE_COLUMN)")
+            else:
+                fail("<facts>: re-adding a column of 0008", f"refused with {got!r}, want code 15 (migrate.ts COLUMN_EXISTS_CODES)")
+            fact("<facts>: envelopes_probe has the columns of envelopes, in order",
+                 "SELECT (SELECT groupArray(name) FROM (SELECT name FROM system.columns WHERE database = currentDatabase() "
+                 "AND table = 'envelopes' ORDER BY position)) = (SELECT groupArray(name) FROM (SELECT name FROM system.columns "
+                 "WHERE database = currentDatabase() AND table = 'envelopes_probe' ORDER BY position))", "1")
+            fact("<facts>: a row inserted with the columns of 0001 only (an older consumer) reads the facts' defaults",
+                 "SELECT cost_pico, cost_usd_text, fork_at_seq, tool_is_error FROM envelopes WHERE kafka_offset = 1", "0\t\t0\t0")
             fact("<facts>: chain_violations is a view of envelopes FINAL",
                  "SELECT engine FROM system.tables WHERE database = currentDatabase() AND name = 'chain_violations'", "View")
         finally:

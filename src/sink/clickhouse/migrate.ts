@@ -5,8 +5,10 @@
  * ClickHouse has no transactions, so "exactly once" rests on three things:
  * - a lock that is a table: `CREATE TABLE` (without IF NOT EXISTS) succeeds for
  *   one process only, so two `migrate` runs at once apply each file once;
- * - every statement in a migration is idempotent (`IF NOT EXISTS`), so a run
- *   killed half-way through a file is finished by the next run;
+ * - every statement in a migration is idempotent (`IF NOT EXISTS`, or an
+ *   `ADD COLUMN` whose column is already there counting as done, since
+ *   ClickHouse 18.16 has no `ADD COLUMN IF NOT EXISTS`), so a run killed
+ *   half-way through a file is finished by the next run;
  * - a file is recorded in `schema_migrations` only after all its statements
  *   ran, with its checksum, so an edited released migration is refused.
  */
@@ -53,6 +55,60 @@ export function splitStatements(sql: string): string[] {
     .split(/;\s*(?:\n|$)/)
     .map((s) => s.trim())
     .filter((s) => s.length > 0);
+}
+
+/** What an `ALTER TABLE t ADD COLUMN c Type [DEFAULT …]` statement adds. */
+export interface AddedColumn {
+  readonly table: string;
+  readonly column: string;
+  readonly type: string;
+}
+
+// One column per statement: with several, a half-applied statement could not
+// be told from a done one.
+const ADD_COLUMN = /^ALTER\s+TABLE\s+(\w+)\s+ADD\s+COLUMN\s+(\w+)\s+(\w+(?:\([^()]*\))?)(?:\s+DEFAULT\s+[^,]+)?$/i;
+
+/** The column a statement adds, when it is a single-column ADD COLUMN; else undefined. */
+export function addedColumn(statement: string): AddedColumn | undefined {
+  const m = ADD_COLUMN.exec(statement.trim());
+  return m ? { table: m[1]!, column: m[2]!, type: m[3]! } : undefined;
+}
+
+/**
+ * The error codes ClickHouse answers an ADD COLUMN of an existing column
+ * with: 44 ILLEGAL_COLUMN on 18.16, 15 DUPLICATE_COLUMN on current versions
+ * (both seen: test/integration/migrate.test.ts, test/modern). 44 also means
+ * other things, so the code alone is never enough: the column is then
+ * looked up (applyStatement).
+ */
+const COLUMN_EXISTS_CODES: ReadonlySet<number> = new Set([15, 44]);
+
+/**
+ * Runs one migration statement. An ADD COLUMN refused because its column
+ * exists is done already: a run killed half-way through the file added it.
+ * That is confirmed in system.columns, type included, so another refusal
+ * under the same code (or a column of another type) is never taken for done.
+ */
+export async function applyStatement(ch: ClickHouseClient, statement: string): Promise<void> {
+  try {
+    await ch.command({ query: statement });
+  } catch (err) {
+    const added = addedColumn(statement);
+    const code = clickhouseErrorCode(err);
+    if (added === undefined || code === undefined || !COLUMN_EXISTS_CODES.has(code)) throw err;
+    const [existing] = await ch
+      .query({
+        query: `SELECT type FROM system.columns WHERE database = currentDatabase() AND table = ${quoteString(added.table)} AND name = ${quoteString(added.column)}`,
+        format: 'JSONEachRow',
+      })
+      .then((r) => r.json<{ type: string }>());
+    if (existing === undefined) throw err;
+    if (existing.type !== added.type) {
+      throw new Error(
+        `ClickHouse column ${added.table}.${added.column} exists as ${existing.type}, but the migration adds it as ${added.type}: was it added by hand? Drop or rename it, then run migrate again`,
+      );
+    }
+  }
 }
 
 export async function loadMigrations(dir: string): Promise<Migration[]> {
@@ -178,7 +234,7 @@ export async function migrate(
           continue;
         }
         log.info('applying migration', { version: m.version, name: m.name, statements: m.statements.length });
-        for (const statement of m.statements) await ch.command({ query: statement });
+        for (const statement of m.statements) await applyStatement(ch, statement);
         await ch.insert({
           table: 'schema_migrations',
           values: [{ version: m.version, name: m.name, checksum: m.checksum, applied_at: Math.floor(Date.now() / 1000) }],

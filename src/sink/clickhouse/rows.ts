@@ -18,8 +18,62 @@ export interface KafkaColumns {
   ingested_at: string;
 }
 
-/** schema/clickhouse/0001_envelopes.sql */
-export interface EnvelopeRow extends KafkaColumns {
+/**
+ * The payload facts on each envelopes row (schema/clickhouse/0008_envelope_facts.sql),
+ * filled by account/loop-facts.ts. A column a kind does not carry holds its
+ * default: '' or '0'. Int64/UInt64 columns as decimal strings.
+ */
+export interface EnvelopeFacts {
+  /** ModelCalled */
+  model_provider: string;
+  model_name: string;
+  input_tokens: string;
+  output_tokens: string;
+  /** Int64 picodollars of usage.cost_usd. */
+  cost_pico: string;
+  /** usage.cost_usd's number text as written. */
+  cost_usd_text: string;
+  /** ModelCalled and ToolCalled */
+  duration_ms: string;
+  /** BudgetCharged: Int64 picodollars of usd, its text, tokens, wall_clock_ms, iterations, action_type. */
+  budget_pico: string;
+  budget_usd_text: string;
+  budget_tokens: string;
+  budget_wall_ms: string;
+  budget_iterations: string;
+  action_type: string;
+  /** LoopStarted: name, parent_id, depth, seed, config_hash. */
+  loop_name: string;
+  parent_loop_id: string;
+  depth: string;
+  loop_seed: string;
+  config_hash: string;
+  /** SubAgentSpawned and SubAgentCompleted */
+  child_loop_id: string;
+  definition: string;
+  /** SubAgentCompleted and LoopFinished: outcome_kind, error, and child_spend / total_spend (raw text, and its known numbers exactly). */
+  outcome: string;
+  error: string;
+  spend_raw: string;
+  spend_pico: string;
+  spend_usd_text: string;
+  spend_tokens: string;
+  spend_wall_ms: string;
+  spend_iterations: string;
+  /** ForkedFrom: source_loop_id, at_seq. */
+  fork_source: string;
+  fork_at_seq: string;
+  /** ToolCalled */
+  tool: string;
+  tool_is_error: 0 | 1;
+  /** ConvergenceWarning */
+  detector: string;
+  /** IterationStarted */
+  iteration: string;
+}
+
+/** schema/clickhouse/0001_envelopes.sql, with the facts of 0008. */
+export interface EnvelopeRow extends KafkaColumns, EnvelopeFacts {
   loop_id: string;
   seq: number;
   time: string;

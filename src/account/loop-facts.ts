@@ -1,0 +1,157 @@
+/**
+ * A decoded loop-runtime envelope -> the payload facts its envelopes row
+ * carries (migration 0008), the one source the spend ledger sums.
+ *
+ * The facts ride on the envelope's own row, written by the same single insert,
+ * so no derived write can drift from it (DESIGN.md §4). Kinds and values come
+ * from the decoder, which has already refused what no column can hold (a USD
+ * amount beyond Int64 picodollars, a lone surrogate in a string member), so
+ * `verify` and ingest judge a record alike: kinds classified, integers exact
+ * (bigint), USD exact picodollars with the producer's text. A column a kind
+ * does not carry keeps its default ('' or 0), and so do unknown kinds.
+ */
+import type { Envelope } from '../decode/envelope.js';
+import { objectMembers } from '../decode/json-spans.js';
+import { exactIntegerText, INT64_MAX, INT64_MIN } from '../money/int64-text.js';
+import { usdTextToPico } from '../money/picodollars.js';
+import type { EnvelopeFacts } from '../sink/clickhouse/rows.js';
+
+/** The columns' defaults: the facts of a row whose payload carries none (unknown kinds, malformed records). */
+const blankFacts = (): EnvelopeFacts => ({
+  model_provider: '',
+  model_name: '',
+  input_tokens: '0',
+  output_tokens: '0',
+  cost_pico: '0',
+  cost_usd_text: '',
+  duration_ms: '0',
+  budget_pico: '0',
+  budget_usd_text: '',
+  budget_tokens: '0',
+  budget_wall_ms: '0',
+  budget_iterations: '0',
+  action_type: '',
+  loop_name: '',
+  parent_loop_id: '',
+  depth: '0',
+  loop_seed: '0',
+  config_hash: '',
+  child_loop_id: '',
+  definition: '',
+  outcome: '',
+  error: '',
+  spend_raw: '',
+  spend_pico: '0',
+  spend_usd_text: '',
+  spend_tokens: '0',
+  spend_wall_ms: '0',
+  spend_iterations: '0',
+  fork_source: '',
+  fork_at_seq: '0',
+  tool: '',
+  tool_is_error: 0,
+  detector: '',
+  iteration: '0',
+});
+
+export const NO_FACTS: Readonly<EnvelopeFacts> = Object.freeze(blankFacts());
+
+/** The facts of one decoded envelope. */
+export function loopFacts(env: Envelope): EnvelopeFacts {
+  // Filled in place from a fresh object of one shape: spreading per
+  // envelope cost a sixth of the batch path's throughput (bench:verify).
+  const f = blankFacts();
+  const body = env.body;
+  switch (body?.kind) {
+    case 'ModelCalled':
+      f.model_provider = body.provider;
+      f.model_name = body.model;
+      f.input_tokens = body.usage.in.toString();
+      f.output_tokens = body.usage.out.toString();
+      f.cost_pico = body.usage.cost_usd.pico.toString();
+      f.cost_usd_text = body.usage.cost_usd.text;
+      f.duration_ms = body.duration_ms.toString();
+      break;
+    case 'BudgetCharged':
+      f.budget_pico = body.usd.pico.toString();
+      f.budget_usd_text = body.usd.text;
+      f.budget_tokens = body.tokens.toString();
+      f.budget_wall_ms = body.wall_clock_ms.toString();
+      f.budget_iterations = body.iterations.toString();
+      f.action_type = body.action_type;
+      break;
+    case 'LoopStarted':
+      f.loop_name = body.name;
+      f.parent_loop_id = body.parent_id;
+      f.depth = body.depth.toString();
+      f.loop_seed = body.seed.toString();
+      f.config_hash = body.config_hash;
+      break;
+    case 'SubAgentSpawned':
+      f.child_loop_id = body.child_loop_id;
+      f.definition = body.definition;
+      break;
+    case 'SubAgentCompleted':
+      f.child_loop_id = body.child_loop_id;
+      f.definition = body.definition;
+      f.outcome = body.outcome_kind;
+      f.error = body.error;
+      readSpend(f, body.child_spend);
+      break;
+    case 'LoopFinished':
+      f.outcome = body.outcome_kind;
+      f.error = body.error;
+      readSpend(f, body.total_spend);
+      break;
+    case 'ForkedFrom':
+      f.fork_source = body.source_loop_id;
+      f.fork_at_seq = body.at_seq.toString();
+      break;
+    case 'ToolCalled':
+      f.tool = body.tool;
+      f.tool_is_error = body.is_error ? 1 : 0;
+      f.duration_ms = body.duration_ms.toString();
+      break;
+    case 'ConvergenceWarning':
+      f.detector = body.detector;
+      break;
+    case 'IterationStarted':
+      f.iteration = body.iteration.toString();
+      break;
+    default:
+      break;
+  }
+  return f;
+}
+
+/**
+ * A spend summary (`SubAgentCompleted.child_spend`, `LoopFinished.total_spend`:
+ * a json.RawMessage whose shape the seed leaves open) kept as its raw text,
+ * with the members it shares with BudgetCharged read exactly: `usd`, `tokens`,
+ * `wall_clock_ms`, `iterations` (SQL on ClickHouse 18.16 could read `usd` only
+ * through a float). It is for reconciliation, never summed, and the decoder
+ * kept it raw, so it refuses nothing: a member that is absent, not a number,
+ * or beyond Int64 reads 0, and the raw text (and `spend_usd_text`, whenever
+ * `usd` is a number) shows what was written: a view can tell.
+ */
+function readSpend(facts: EnvelopeFacts, raw: string): void {
+  facts.spend_raw = raw;
+  const members = raw.startsWith('{') ? objectMembers(raw) : new Map<string, string>();
+  const usd = members.get('usd');
+  const pico = usd === undefined ? undefined : usdTextToPico(usd);
+  if (usd !== undefined && pico !== undefined) {
+    facts.spend_usd_text = usd;
+    if (pico <= INT64_MAX && pico >= INT64_MIN) facts.spend_pico = pico.toString();
+  }
+  for (const [member, column] of SPEND_INTEGERS) {
+    const text = members.get(member);
+    const v = text === undefined ? undefined : exactIntegerText(text);
+    if (v !== undefined && v <= INT64_MAX && v >= INT64_MIN) facts[column] = v.toString();
+  }
+}
+
+const SPEND_INTEGERS = [
+  ['tokens', 'spend_tokens'],
+  ['wall_clock_ms', 'spend_wall_ms'],
+  ['iterations', 'spend_iterations'],
+] as const;
