@@ -6,3 +6,15 @@ export { malformedRecords } from './malformed.js';
 export { mulberry32 } from './prng.js';
 export { formatRfc3339Nano, parseUtcNanos } from './time.js';
 export { defaultViolationPlan, type ExpectedTraffic, type Traffic, type TrafficOptions } from './types.js';
+export { generateSpendTraffic } from './spend-generate.js';
+export { usdTextToPicoExact } from './spend-expected.js';
+export type {
+  ExpectedDaySpend,
+  ExpectedModelSpend,
+  ExpectedRootSpend,
+  ExpectedSpend,
+  ExpectedSpendLoop,
+  SpendTotals,
+  SpendTraffic,
+  SpendTrafficOptions,
+} from './spend-types.js';
