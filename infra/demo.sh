@@ -21,7 +21,7 @@ cli doctor
 run="demo.$(date +%Y%m%d%H%M%S)"
 export AGENTLEDGER_ENVELOPE_TOPIC="$run.envelopes" AGENTLEDGER_CRAZE_TOPIC="$run.craze" AGENTLEDGER_KAFKA_GROUP_ID="$run" AGENTLEDGER_METRICS_PORT=0
 echo "[demo] producing demo traffic to $AGENTLEDGER_ENVELOPE_TOPIC…"
-cli produce-demo --loops 500 --envelopes 40 --seed "$(date +%s)" --violations --malformed
+cli produce-demo --loops 500 --envelopes 40 --seed "$(date +%s)" --violations --malformed --spend-roots 6
 echo "[demo] shipping the sample craze journals (test/fixtures/craze/journal) to $AGENTLEDGER_CRAZE_TOPIC…"
 cli craze push test/fixtures/craze/journal
 echo "[demo] ingesting both topics (verify every chain, account craze spend, store each event once)…"
@@ -30,5 +30,9 @@ echo "[demo] loop-runtime chains in ClickHouse (all demo runs so far):"
 cli report --limit 12
 echo "[demo] craze sessions, costliest first (a second demo run changes nothing here):"
 cli sessions
+echo "[demo] what the agents spent, by model (loop runtime: verified envelopes only; craze: its usage reports):"
+cli spend --by model
+echo "[demo] the costliest task trees (root loops with all their sub-agents):"
+cli spend --by root --source runtime | head -8
 echo "[demo] done. Query ClickHouse at http://127.0.0.1:8123 (agentledger/agentledger), database agentledger;"
 echo "[demo] stop the stack with: infra/stack.sh down"

@@ -9,13 +9,27 @@ import { configCommand } from './config.js';
 import { crazeCommand } from './craze.js';
 import { doctorCommand } from './doctor.js';
 import { ingestCommand } from './ingest.js';
+import { loopsCommand } from './loops.js';
 import { migrateCommand } from './migrate.js';
 import { reportCommand } from './report.js';
 import { sessionsCommand } from './sessions.js';
+import { spendCommand } from './spend.js';
 import { produceDemoCommand } from './produce.js';
 import { verifyCommand } from './verify.js';
 
-const commands: readonly Command[] = [ingestCommand, migrateCommand, verifyCommand, crazeCommand, sessionsCommand, reportCommand, doctorCommand, configCommand, produceDemoCommand];
+const commands: readonly Command[] = [
+  ingestCommand,
+  migrateCommand,
+  verifyCommand,
+  crazeCommand,
+  sessionsCommand,
+  loopsCommand,
+  spendCommand,
+  reportCommand,
+  doctorCommand,
+  configCommand,
+  produceDemoCommand,
+];
 
 function usage(): string {
   const width = Math.max(...commands.map((c) => c.name.length));

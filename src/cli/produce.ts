@@ -1,5 +1,5 @@
 import { Partitioners, type Message } from 'kafkajs';
-import { defaultViolationPlan, generateTraffic, malformedRecords, type Traffic } from '../demo/traffic/index.js';
+import { defaultViolationPlan, generateSpendTraffic, generateTraffic, malformedRecords, type Traffic } from '../demo/traffic/index.js';
 import { createKafka, ensureTopics } from '../sources/kafka.js';
 import type { Command } from './command.js';
 import { parseOptions, UsageError } from './command.js';
@@ -29,7 +29,8 @@ export const produceDemoCommand: Command = {
   name: 'produce-demo',
   summary: 'produce generated loop-runtime traffic (with known verdicts) to the envelope topic',
   help: `Usage: agentledger produce-demo [--loops N] [--envelopes M|MIN-MAX] [--seed S]
-                                 [--payload-bytes B] [--violations] [--malformed] [--json]
+                                 [--payload-bytes B] [--violations] [--malformed]
+                                 [--spend-roots R] [--json]
 
 Generates deterministic loop-runtime traffic (hash-chained Envelopes, encoded
 as Go's encoding/json writes them) and produces it to AGENTLEDGER_ENVELOPE_TOPIC,
@@ -54,10 +55,18 @@ Options:
                       bad Time, a >10 MB payload, invalid UTF-8, an empty
                       value, payloads of the wrong type), half-way through,
                       each as its own request
+  --spend-roots R     also send R loop trees made for the spend ledger (issue 10):
+                      roots with sub-agents and grandchildren, forks whose
+                      replays come before their ForkedFrom, redeliveries, a
+                      tampered ModelCalled, a second version, several providers
+                      and models with Go's USD texts, and a model past 2^64
+                      picodollars; their exact expected totals are in --json
+                      (default 0)
   --json              print the summary as one JSON object
 
 Output: one summary line, or with --json
-{"topic", "loops", "envelopes", "records", "duplicates", "violations": [{"loopId", "seq", "verdict"}], "malformed", "seconds"}
+{"topic", "loops", "envelopes", "records", "duplicates", "violations": [{"loopId", "seq", "verdict"}], "malformed", "seconds",
+ "spend": {"loops", "envelopes", "modelCalls", "modelCostPicoUsd", "budgetPicoUsd"} (with --spend-roots)}
 where envelopes counts the distinct (loop, seq) a consumer must store once each,
 records the Kafka records sent for them (forks' second versions and
 redeliveries included, malformed records not), and violations the verdicts a
@@ -71,12 +80,15 @@ records or more.`,
       'payload-bytes': { type: 'string' },
       violations: { type: 'boolean' },
       malformed: { type: 'boolean' },
+      'spend-roots': { type: 'string' },
       json: { type: 'boolean' },
     });
     const loops = wholeNumber('loops', values.loops, 200, 1);
     const seed = wholeNumber('seed', values.seed, 1, 0);
     if (seed > 0xffffffff) throw new UsageError(`--seed expects a whole number below 2^32, got ${seed}`);
     const payloadBytes = wholeNumber('payload-bytes', values['payload-bytes'], 1024, 0);
+    const spendRoots = wholeNumber('spend-roots', values['spend-roots'], 0, 0);
+    const spend = spendRoots > 0 ? generateSpendTraffic({ seed, roots: spendRoots }) : undefined;
     let traffic: Traffic;
     try {
       traffic = generateTraffic({
@@ -99,7 +111,7 @@ records or more.`,
 
     const started = process.hrtime.bigint();
     const elapsed = (): number => Number(process.hrtime.bigint() - started) / 1e9;
-    const total = expected.records;
+    const total = expected.records + (spend?.records.length ?? 0);
     const half = Math.floor(total / 2);
     const showProgress = total >= 20_000;
     let nextProgress = Math.ceil(total / 10);
@@ -163,6 +175,15 @@ records or more.`,
           malformedDone = true;
         }
       }
+      // The spend trees after the rest (their own loops: the order across loops does not matter).
+      for (const r of spend?.records ?? []) {
+        chunk.push({ key: r.key, value: r.value });
+        bytes += r.value.length;
+        if (chunk.length >= CHUNK) {
+          await flush(chunk);
+          chunk = [];
+        }
+      }
       await flush(chunk);
       await flush([]);
       if (!malformedDone) await sendMalformed();
@@ -182,6 +203,17 @@ records or more.`,
           violations: expected.violations,
           malformed: malformedSent,
           seconds: Math.round(seconds * 1000) / 1000,
+          ...(spend
+            ? {
+                spend: {
+                  loops: spend.expected.loops.length,
+                  envelopes: spend.expected.envelopes,
+                  modelCalls: spend.expected.totals.modelCalls,
+                  modelCostPicoUsd: spend.expected.totals.modelCostPicoUsd,
+                  budgetPicoUsd: spend.expected.totals.budgetPicoUsd,
+                },
+              }
+            : {}),
         }),
       );
     } else {
@@ -190,6 +222,12 @@ records or more.`,
           `${expected.violations.length} planted violation(s), ${malformedSent} malformed) to ${topic} in ${seconds.toFixed(2)} s: ` +
           `${Math.round(sent / seconds)} records/s, ${(bytes / 1e6).toFixed(1)} MB`,
       );
+      if (spend) {
+        out(
+          `  with ${spend.expected.loops.length} spend loops (${spend.expected.envelopes} envelopes): ${spend.expected.totals.modelCalls} counted model calls, ` +
+            `${spend.expected.totals.modelCostPicoUsd} picodollars of model cost expected`,
+        );
+      }
     }
     return 0;
   },

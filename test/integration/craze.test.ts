@@ -129,6 +129,12 @@ test('journals pushed and ingested give the hand-computed totals; pushing twice 
   assert.equal(got[0]?.['sessionId'], '01956fd5-3e77-7d10-a2b4-6c8e0f2a4b56', 'costliest first');
   assert.ok(BigInt(got[0]?.['costPicoUsd'] as string) > 9_007_199_254_740_991n, 'beyond JavaScript exact integers');
   assert.equal(got.find((g) => g['provider'] !== '') !== undefined, true, 'journal metadata kept');
+  // `spend` counts craze the way `sessions` does: per session (its own root), the hand-computed spend.
+  const spend = JSON.parse(await cli(pushed, 'spend', '--json', '--by', 'root', '--source', 'craze')) as { rootLoopId: string; costPicoUsd: string }[];
+  assert.deepEqual(
+    spend.map((r) => [r.rootLoopId, r.costPicoUsd]).sort(),
+    expectedSessions.filter((w) => BigInt(w['costPicoUsd'] as string) > 0n).map((w) => [w['sessionId'], w['costPicoUsd']]).sort(),
+  );
 
   const tables = await derived(pushed);
   await cli(pushed, 'craze', 'push', JOURNALS);

@@ -77,6 +77,10 @@ const RUNS: readonly (readonly string[])[] = [
   ['sessions', '--json'],
   ['report'],
   ['report', '--json'],
+  ['loops'],
+  ['loops', '--json'],
+  ['spend'],
+  ['spend', '--json', '--by', 'root'],
   ['verify', verifyFile],
   ['craze', 'push', emptyDir],
   ['ingest', '--idle-exit-ms', '500'],
@@ -142,7 +146,7 @@ test('nothing listening anywhere, every secret planted: every error path, nothin
   const doctor = get(runs, 'doctor');
   assert.equal(doctor.code, 1);
   assert.equal(doctor.stdout.match(/^FAIL /gm)?.length, 3, doctor.stdout);
-  for (const run of ['migrate', 'sessions', 'report', 'craze push ' + emptyDir, 'ingest --no-migrate --idle-exit-ms 500']) {
+  for (const run of ['migrate', 'sessions', 'report', 'loops', 'spend', 'craze push ' + emptyDir, 'ingest --no-migrate --idle-exit-ms 500']) {
     assert.equal(get(runs, run).code, 1, `${run}: ${get(runs, run).stderr}`);
   }
 });

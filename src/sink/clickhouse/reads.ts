@@ -185,3 +185,163 @@ export async function crazeSessions(ch: ClickHouseClient, filter: SessionFilter 
     lastSeen: r.last_seen_text,
   }));
 }
+
+/** One loop of the loop runtime as stored: its own facts and own counted spend (runtime_loop_rows.sql). */
+export interface RuntimeLoopRow {
+  readonly loopId: string;
+  readonly name: string;
+  /** The parent its LoopStarted names ('' for a root, or when no LoopStarted is stored yet). */
+  readonly startedParent: string;
+  /** LoopStarted's depth; undefined when no LoopStarted is stored yet. */
+  readonly startedDepth: bigint | undefined;
+  readonly outcome: string;
+  readonly error: string;
+  readonly iterations: number;
+  readonly subagentsSpawned: number;
+  readonly subagentsCompleted: number;
+  readonly subagentsFailed: number;
+  readonly forkedFrom: string;
+  readonly forkedAtSeq: bigint;
+  /** `YYYY-MM-DD hh:mm:ss`, UTC. */
+  readonly firstTime: string;
+  readonly lastTime: string;
+  readonly modelCalls: number;
+  readonly inputTokens: bigint;
+  readonly outputTokens: bigint;
+  readonly modelCostPico: bigint;
+  readonly budgetPico: bigint;
+  readonly unverifiedModelCostPico: bigint;
+}
+
+/** A Decimal128 sum read as text ('' when ANY LEFT JOIN found no row): exact. */
+const decimalText = (text: string): bigint => (text === '' ? 0n : BigInt(text));
+
+/** Every loop of the loop runtime, by loop id. */
+export async function runtimeLoopRows(ch: ClickHouseClient): Promise<RuntimeLoopRow[]> {
+  const rows = await read<{
+    loop_id: string;
+    name: string;
+    started_parent: string;
+    started_depth: Int64Json;
+    started: number;
+    finished_outcome: string;
+    finished_error: string;
+    iterations: Int64Json;
+    subagents_spawned: Int64Json;
+    subagents_completed: Int64Json;
+    subagents_failed: Int64Json;
+    forked_from: string;
+    forked_at_seq: Int64Json;
+    first_time_text: string;
+    last_time_text: string;
+    model_calls: Int64Json;
+    input_tokens_sum: string;
+    output_tokens_sum: string;
+    model_cost: string;
+    budget_cost: string;
+    unverified_model_cost: string;
+  }>(ch, 'runtime_loop_rows');
+  return rows.map((r) => ({
+    loopId: r.loop_id,
+    name: r.name,
+    startedParent: r.started_parent,
+    startedDepth: Number(r.started) === 1 ? BigInt(r.started_depth) : undefined,
+    outcome: r.finished_outcome,
+    error: r.finished_error,
+    iterations: Number(r.iterations),
+    subagentsSpawned: Number(r.subagents_spawned),
+    subagentsCompleted: Number(r.subagents_completed),
+    subagentsFailed: Number(r.subagents_failed),
+    forkedFrom: r.forked_from,
+    forkedAtSeq: BigInt(r.forked_at_seq),
+    firstTime: r.first_time_text,
+    lastTime: r.last_time_text,
+    modelCalls: Number(r.model_calls),
+    inputTokens: decimalText(r.input_tokens_sum),
+    outputTokens: decimalText(r.output_tokens_sum),
+    modelCostPico: decimalText(r.model_cost),
+    budgetPico: decimalText(r.budget_cost),
+    unverifiedModelCostPico: decimalText(r.unverified_model_cost),
+  }));
+}
+
+/** The parent's side of the loop tree: child loop id -> the loop that spawned it (loop_spawn_links.sql). */
+export async function loopSpawnLinks(ch: ClickHouseClient): Promise<Map<string, string>> {
+  const rows = await read<{ child: string; spawned_by: string }>(ch, 'loop_spawn_links');
+  return new Map(rows.map((r) => [r.child, r.spawned_by]));
+}
+
+/** Counted spend of one (source, owner, provider, model, day): owner is a loop id (runtime) or a session id (craze). */
+export interface SpendGroup {
+  readonly source: 'runtime' | 'craze';
+  readonly owner: string;
+  readonly provider: string;
+  readonly model: string;
+  /** YYYY-MM-DD, UTC. */
+  readonly day: string;
+  readonly calls: number;
+  readonly inputTokens: bigint;
+  readonly outputTokens: bigint;
+  readonly costPico: bigint;
+  /** Usage reports without a price (craze; their cost is a floor). */
+  readonly unpricedCalls: number;
+}
+
+export interface SpendWindow {
+  /** Spend at or after this time (whole seconds). */
+  readonly since?: Date;
+  /** Spend before this time (whole seconds). */
+  readonly until?: Date;
+}
+
+/** [since, until) as DateTime seconds, clamped to DateTime's range (toDateTime would wrap a value outside it). */
+function windowSeconds({ since, until }: SpendWindow): { since: number; until: number } {
+  const seconds = (d: Date | undefined, fallback: number): number => {
+    if (d === undefined) return fallback;
+    const s = Math.floor(d.getTime() / 1000);
+    if (Number.isNaN(s)) throw new RangeError('spend window: an invalid Date');
+    return Math.min(DATETIME_MAX_SECONDS, Math.max(0, s));
+  };
+  return { since: seconds(since, 0), until: seconds(until, DATETIME_MAX_SECONDS) };
+}
+
+/** The columns both spend queries return, whatever owns the spend. */
+interface SpendSums {
+  provider: string;
+  model: string;
+  day: string;
+  calls: Int64Json;
+  input_tokens_sum: string;
+  output_tokens_sum: string;
+  cost: string;
+}
+
+function spendGroup(source: SpendGroup['source'], owner: string, r: SpendSums, unpricedCalls: number): SpendGroup {
+  return {
+    source,
+    owner,
+    provider: r.provider,
+    model: r.model,
+    day: r.day,
+    calls: Number(r.calls),
+    inputTokens: decimalText(r.input_tokens_sum),
+    outputTokens: decimalText(r.output_tokens_sum),
+    costPico: decimalText(r.cost),
+    unpricedCalls,
+  };
+}
+
+/** Counted spend of the loop runtime and of craze, per owner, provider, model and day (runtime_spend_groups.sql, craze_spend_groups.sql). */
+export async function spendGroups(ch: ClickHouseClient, sources: readonly ('runtime' | 'craze')[], window: SpendWindow = {}): Promise<SpendGroup[]> {
+  const params = windowSeconds(window);
+  const groups: SpendGroup[] = [];
+  if (sources.includes('runtime')) {
+    for (const r of await read<SpendSums & { loop_id: string }>(ch, 'runtime_spend_groups', params)) groups.push(spendGroup('runtime', r.loop_id, r, 0));
+  }
+  if (sources.includes('craze')) {
+    for (const r of await read<SpendSums & { session_id: string; unpriced_calls: Int64Json }>(ch, 'craze_spend_groups', params)) {
+      groups.push(spendGroup('craze', r.session_id, r, Number(r.unpriced_calls)));
+    }
+  }
+  return groups;
+}
