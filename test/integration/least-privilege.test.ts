@@ -168,6 +168,10 @@ test('the dashboard reads its database and the system tables, and cannot write, 
   assert.ok(Number(own?.n) > 0);
   const [sys] = await rows<{ v: string }>(dashboard, 'SELECT version() AS v FROM system.one');
   assert.ok(sys?.v);
+  // Every view made for dashboards reads as the dashboard user (their figures are checked in dashboard-views and runtime-spend).
+  for (const view of ['spend_by_hour', 'spend_by_day', 'spend_by_loop_name', 'subagent_outcomes', 'tool_error_rates', 'convergence_warnings', 'unverified_spend', 'loop_reconciliation', 'runtime_spend', 'runtime_loops']) {
+    await rows(dashboard, `SELECT count() AS n FROM ${view}`);
+  }
 
   await refused(dashboard.command({ query: 'INSERT INTO envelopes_probe (loop_id) VALUES (\'x\')' }), DENIED.readonly, 'INSERT');
   await refused(dashboard.command({ query: 'CREATE TABLE evil (x UInt8) ENGINE = Memory' }), DENIED.readonly, 'CREATE TABLE');

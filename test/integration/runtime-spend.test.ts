@@ -117,3 +117,35 @@ test('spend --json by model, root and day gives the generator\'s totals, past 2^
   assert.equal(total?.costPicoUsd, traffic.expected.totals.modelCostPicoUsd);
   assert.equal(total?.calls, traffic.expected.totals.modelCalls);
 });
+
+test('loop_reconciliation: the three ledgers agree for every loop but the one whose model call was tampered with', async () => {
+  const rows = await query<{
+    loop_id: string;
+    model_cost_pico: string;
+    model_budget_pico: string;
+    budget_pico: string;
+    has_total_spend: number;
+    has_child_spend: number;
+    model_minus_model_budget_pico: string;
+    disagrees: number;
+    model_disagrees: number;
+  }>(ctx, 'SELECT * FROM loop_reconciliation ORDER BY loop_id');
+  assert.equal(rows.length, traffic.expected.loops.length);
+  const tampered = traffic.expected.planted.tampered.map((t) => t.loopId);
+  assert.deepEqual(
+    rows.filter((r) => Number(r.disagrees) === 1).map((r) => r.loop_id),
+    tampered,
+  );
+  // The tampered call is not verified: its loop's model cost is short of what its budget was charged, by exactly that call.
+  for (const id of tampered) {
+    const r = rows.find((x) => x.loop_id === id)!;
+    const expected = traffic.expected.loops.find((l) => l.loopId === id)!;
+    assert.equal(Number(r.model_disagrees), 1);
+    assert.equal(r.model_cost_pico, expected.modelCostPicoUsd);
+    assert.ok(BigInt(r.model_minus_model_budget_pico) < 0n);
+  }
+  // Every finished loop reported a total, every completed sub-agent was reported by its parent.
+  const finished = new Set(traffic.expected.loops.filter((l) => l.outcome !== '').map((l) => l.loopId));
+  assert.deepEqual(rows.filter((r) => Number(r.has_total_spend) === 1).map((r) => r.loop_id).sort(), [...finished].sort());
+  assert.ok(rows.some((r) => Number(r.has_child_spend) === 1));
+});
