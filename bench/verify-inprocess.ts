@@ -74,13 +74,18 @@ const perLoop = Math.max(1, Math.round(envelopes / loops));
 const genStart = performance.now();
 const traffic = generateTraffic({ loops, envelopesPerLoop: perLoop, seed, payloadBytes });
 const values: Buffer[] = [];
-for (const r of traffic.records) values.push(r.value);
+const keys: Buffer[] = [];
+for (const r of traffic.records) {
+  values.push(r.value);
+  keys.push(Buffer.from(r.key, 'utf8'));
+}
+// Keyed by LoopID, as the runtime produces them (a wrong key costs a note per row).
 const sources: SourceRecord[] = values.map((value, i) => ({
   topic: 'bench.envelopes',
   partition: 0,
   offset: String(i),
   timestamp: '0',
-  key: null,
+  key: keys[i]!,
   value,
 }));
 const genMs = performance.now() - genStart;
