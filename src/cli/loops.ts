@@ -1,5 +1,6 @@
 import { foldLoopTree } from '../account/loop-tree.js';
 import { picoToUsdText } from '../money/picodollars.js';
+import type { ClickHouseClient } from '@clickhouse/client';
 import { createClickHouse } from '../sink/clickhouse/client.js';
 import { loopSpawnLinks, runtimeLoopRows, type RuntimeLoopRow } from '../sink/clickhouse/reads.js';
 import type { Command } from './command.js';
@@ -71,6 +72,11 @@ export function summarizeLoops(rows: readonly RuntimeLoopRow[], spawnedBy: Reado
   });
 }
 
+/** Every stored loop with its place in the tree (the whole tree is read: a root or a subtree sum needs every ancestor and descendant). */
+export async function readLoops(ch: ClickHouseClient): Promise<LoopSummary[]> {
+  return summarizeLoops(await runtimeLoopRows(ch), await loopSpawnLinks(ch));
+}
+
 /** The loops of one tree, parents before children (siblings by id), for the indented view. */
 function treeOrder(loops: readonly LoopSummary[], root: string): { loop: LoopSummary; level: number }[] {
   const children = new Map<string, LoopSummary[]>();
@@ -134,8 +140,7 @@ cost plus every descendant's, each loop once.
     const ch = createClickHouse(config.clickhouse);
     let loops: LoopSummary[];
     try {
-      // The whole tree is read: a root or a subtree sum needs every ancestor and descendant.
-      loops = summarizeLoops(await runtimeLoopRows(ch), await loopSpawnLinks(ch));
+      loops = await readLoops(ch);
     } finally {
       await ch.close();
     }

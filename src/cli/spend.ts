@@ -1,9 +1,9 @@
-import { foldLoopTree } from '../account/loop-tree.js';
 import { picoToUsdText } from '../money/picodollars.js';
 import { createClickHouse } from '../sink/clickhouse/client.js';
-import { loopSpawnLinks, runtimeLoopRows, spendGroups, type SpendGroup } from '../sink/clickhouse/reads.js';
+import { spendGroups, type SpendGroup } from '../sink/clickhouse/reads.js';
 import type { Command } from './command.js';
 import { parseOptions, UsageError } from './command.js';
+import { readLoops } from './loops.js';
 import { parseSince } from './sessions.js';
 import { printable } from './terminal.js';
 
@@ -113,9 +113,7 @@ size (Decimal128 in ClickHouse, bigint here).
       const groups = await spendGroups(ch, sources, { since, until });
       const owners = new Map<string, Owner>();
       if ((by === 'name' || by === 'root') && sources.includes('runtime')) {
-        const loops = await runtimeLoopRows(ch);
-        const places = foldLoopTree(loops, await loopSpawnLinks(ch));
-        for (const l of loops) owners.set(l.loopId, { name: l.name, root: places.get(l.loopId)!.rootLoopId });
+        for (const l of await readLoops(ch)) owners.set(l.loopId, { name: l.name, root: l.rootLoopId });
       }
       rows = foldSpend(groups, by, owners);
     } finally {

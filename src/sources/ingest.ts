@@ -91,8 +91,11 @@ interface Pending {
   landed: Set<Stream>;
   /** The query_id of the last insert tried per stream (a retry settles it, then checks whether it landed). */
   tried: Map<Stream, string>;
-  /** The records behind the rows, per stream and "partition:offset": what a row the server refuses is dead-lettered as. */
-  records: Map<Stream, Map<string, SourceRecord>>;
+  /**
+   * The records behind the rows, per stream: what a row the server refuses
+   * is dead-lettered as. Only kept (references, no copy), searched only then.
+   */
+  records: Map<Stream, SourceRecord[]>;
   /** Streams whose state went past rows the server refused: reset once this buffer is durable. */
   rebuild: Set<Stream>;
 }
@@ -347,12 +350,12 @@ export class Ingestor {
     const from = next;
     const records: SourceRecord[] = batch.messages
       .filter((m) => BigInt(m.offset) >= from)
-      .map((m) => ({ topic, partition, offset: m.offset, timestamp: m.timestamp, key: m.key, value: m.value, ...(m.headers ? { headers: m.headers } : {}) }));
+      .map((m) => ({ topic, partition, offset: m.offset, timestamp: m.timestamp, key: m.key, value: m.value, headers: m.headers }));
     if (records.length > 0) {
       const outcome = await this.processIsolating(stream, records, this.since.get(tp) ?? 0);
-      let byOffset = this.pending.records.get(stream);
-      if (!byOffset) this.pending.records.set(stream, (byOffset = new Map<string, SourceRecord>()));
-      for (const r of records) byOffset.set(recordKey(r.partition, r.offset), r);
+      const kept = this.pending.records.get(stream);
+      if (kept) for (const r of records) kept.push(r);
+      else this.pending.records.set(stream, [...records]);
       for (const [verdict, n] of outcome.verdicts) {
         // Not a verdict: stored envelopes whose Kafka key is not their LoopID, also counted by their verdict.
         if (verdict === KEY_MISMATCH) this.deps.metrics.keyMismatches.inc({ topic }, n);
@@ -677,7 +680,11 @@ export class Ingestor {
       const key = recordKey(rows[i]!.kafka_partition, rows[i]!.kafka_offset);
       if (!reasons.has(key)) reasons.set(key, `refused by ClickHouse: ${message}`);
     }
-    const records = p.records.get(stream);
+    const records = new Map<string, SourceRecord>();
+    for (const r of p.records.get(stream) ?? []) {
+      const key = recordKey(r.partition, r.offset);
+      if (reasons.has(key)) records.set(key, r);
+    }
     const done = new Set<string>();
     const kept: KafkaColumns[] = [];
     for (const row of rows) {
@@ -689,7 +696,7 @@ export class Ingestor {
       }
       if (done.has(key)) continue;
       done.add(key);
-      const record = records?.get(key);
+      const record = records.get(key);
       // Every row comes from a buffered record; without it there is nothing to dead-letter.
       if (!record) throw new Error(`no buffered record for the refused row at ${stream.topic}:${key}`);
       const { row: malformed, deadLetter } = stream.quarantine(record, reason);

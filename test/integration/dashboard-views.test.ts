@@ -16,16 +16,15 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { Partitioners } from 'kafkajs';
 import { MIGRATIONS_DIR } from '../../src/cli/migrate.js';
 import { decodeEnvelope, type Envelope } from '../../src/decode/envelope.js';
 import { generateSpendTraffic } from '../../src/demo/traffic/index.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { createClickHouse } from '../../src/sink/clickhouse/client.js';
 import { migrate } from '../../src/sink/clickhouse/migrate.js';
-import { createKafka, ensureTopics, TOPIC_CONFIG } from '../../src/sources/kafka.js';
 import { command } from '../support/clickhouse.js';
 import { testContext, type TestContext } from '../support/context.js';
+import { produceEnvelopes } from '../support/envelope-topic.js';
 import { runCli } from '../support/processes.js';
 
 const log = createLogger('error');
@@ -50,16 +49,7 @@ const VIEWS = ['spend_calls', 'spend_by_hour', 'spend_by_day', 'spend_by_loop_na
 before(async () => {
   ctx = await testContext('dashboard_views');
   await migrate(ctx.config.clickhouse, MIGRATIONS_DIR, log);
-  const kafka = createKafka(ctx.config.kafka, log);
-  const topic = ctx.config.kafka.topics.envelopes;
-  await ensureTopics(kafka, [
-    { topic, numPartitions: 3, configEntries: TOPIC_CONFIG },
-    { topic: ctx.config.kafka.topics.deadLetter, numPartitions: 1, configEntries: TOPIC_CONFIG },
-  ]);
-  const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
-  await producer.connect();
-  await producer.send({ topic, acks: -1, messages: traffic.records.map((r) => ({ key: r.key, value: r.value })) });
-  await producer.disconnect();
+  await produceEnvelopes(ctx, traffic.records);
   await command(
     ctx,
     `INSERT INTO craze_events (session_id, incarnation, seq, at, provider, model, report, cost_pico, input_tokens, output_tokens, unpriced, verdict) VALUES ${CRAZE_REPORTS.map(

@@ -11,14 +11,13 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { after, before, test } from 'node:test';
-import { Partitioners } from 'kafkajs';
 import { MIGRATIONS_DIR } from '../../src/cli/migrate.js';
 import { generateSpendTraffic } from '../../src/demo/traffic/index.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { migrate } from '../../src/sink/clickhouse/migrate.js';
-import { createKafka, ensureTopics, TOPIC_CONFIG } from '../../src/sources/kafka.js';
 import { query } from '../support/clickhouse.js';
 import { testContext, type TestContext } from '../support/context.js';
+import { produceEnvelopes } from '../support/envelope-topic.js';
 import { BIN, runCli, sleep } from '../support/processes.js';
 
 const log = createLogger('error');
@@ -28,16 +27,7 @@ const traffic = generateSpendTraffic({ seed: 7, roots: 6 });
 before(async () => {
   ctx = await testContext('runtime_spend');
   await migrate(ctx.config.clickhouse, MIGRATIONS_DIR, log);
-  const kafka = createKafka(ctx.config.kafka, log);
-  const topic = ctx.config.kafka.topics.envelopes;
-  await ensureTopics(kafka, [
-    { topic, numPartitions: 3, configEntries: TOPIC_CONFIG },
-    { topic: ctx.config.kafka.topics.deadLetter, numPartitions: 1, configEntries: TOPIC_CONFIG },
-  ]);
-  const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
-  await producer.connect();
-  await producer.send({ topic, acks: -1, messages: traffic.records.map((r) => ({ key: r.key, value: r.value })) });
-  await producer.disconnect();
+  await produceEnvelopes(ctx, traffic.records);
 
   // Killed once rows have started to land, then run to its idle exit.
   const first = runCli(['ingest', '--no-migrate'], { ...ctx.env, AGENTLEDGER_BATCH_MAX_ROWS: '50', AGENTLEDGER_BATCH_MAX_WAIT_MS: '100' });
