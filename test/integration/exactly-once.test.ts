@@ -265,12 +265,17 @@ test('an insert that fails half-way (its rows landed, then a view on it threw) i
   await p.send([...traffic.records]);
   const run = runCli(['ingest', '--no-migrate', '--idle-exit-ms', '3000'], ctx.env);
   // Rows land while every insert reports an error; then the view goes away.
+  // Rows are visible before the failed insert is settled and found landed, so
+  // the counter is awaited, not read once.
   await waitFor('rows stored by failing inserts', async () => (await rowCount(ctx)) > 0, run);
-  const metrics = await fetch('http://127.0.0.1:19472/metrics').then((r) => r.text());
-  await sleep(1500);
+  await waitFor(
+    'an insert found landed after its error',
+    async () => /agentledger_insert_failures_total [1-9]/.test(await fetch('http://127.0.0.1:19472/metrics').then((r) => r.text(), () => '')),
+    run,
+  );
   await command(ctx, 'DROP TABLE hostile');
   assert.equal(await run.exited, 0, run.stderr());
-  assert.match(metrics, /agentledger_insert_failures_total [1-9]/, 'inserts failed after their rows landed');
+  assert.match(run.stderr(), /ClickHouse answered an insert with an error, but its rows are stored/, 'inserts failed after their rows landed');
   // Not one row twice, even before any merge: each failed insert was found landed, not repeated.
   const [counts] = await query<{ rows: string; keys: string }>(ctx, 'SELECT count() AS rows, uniqExact(kafka_partition, kafka_offset) AS keys FROM envelopes');
   assert.equal(Number(counts?.rows), Number(counts?.keys), 'no record stored twice');
