@@ -204,10 +204,19 @@ test('one flush is one part: one ingested_at per insert, however many Kafka batc
   await p.send([...traffic.records]);
   const run = runCli(['ingest', '--no-migrate', '--idle-exit-ms', '3000'], ctx.env);
   await waitFor('every record stored', async () => (await rowCount(ctx)) >= traffic.expected.envelopes, run);
-  // Every insert is done (every row is stored); ingest idles 3 s before it exits.
-  const metrics = await fetch('http://127.0.0.1:19471/metrics').then((r) => r.text());
+  // Every row is stored; ingest idles 3 s before it exits. The last insert's
+  // rows are visible a moment before its answer is counted, so the count is
+  // read until it stops moving.
+  const insertCount = async (): Promise<number> => {
+    const metrics = await fetch('http://127.0.0.1:19471/metrics').then((r) => r.text());
+    return Number(/agentledger_insert_batch_rows_count\{stream="envelopes"\} (\d+)/.exec(metrics)?.[1]);
+  };
+  let inserts = await insertCount();
+  for (let i = 0; i < 10; i++) {
+    await sleep(100);
+    inserts = Math.max(inserts, await insertCount());
+  }
   assert.equal(await run.exited, 0, run.stderr());
-  const inserts = Number(/agentledger_insert_batch_rows_count\{stream="envelopes"\} (\d+)/.exec(metrics)?.[1]);
   const parts = await query<{ part: string; stamps: string; rows: string }>(ctx, 'SELECT _part AS part, uniqExact(ingested_at) AS stamps, count() AS rows FROM envelopes GROUP BY _part');
   assert.ok(inserts > 1, `several inserts (${inserts})`);
   assert.equal(parts.length, inserts, 'one part per insert');
