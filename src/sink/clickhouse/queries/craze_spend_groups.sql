@@ -1,15 +1,25 @@
 -- Counted craze spend (view craze_spend: usage reports that count), per
 -- session, provider (the journal's), model and UTC day, in [since, until)
--- (Unix seconds), with the unpriced reports (their cost is a floor).
+-- (Unix seconds), with the unpriced reports (their cost is a floor). Sums are
+-- Decimal128, rendered as text in two pieces (hi, lo) because 18.16's
+-- toString garbles 21 digits and more (migration 0012 says how).
 -- param: since UInt32 0
 -- param: until UInt32 4102444800
-SELECT session_id, provider, model, day, calls, input_tokens_sum, output_tokens_sum, cost, unpriced_calls
+WITH toDecimal128('1000000000000000000', 0) AS e18
+SELECT session_id, provider, model, day, calls,
+       if(abs(input_total) < e18, toString(input_total),
+          concat(toString(intDiv(input_total, e18)), substring(toString(abs(input_total - intDiv(input_total, e18) * e18) + e18), 2))) AS input_tokens_sum,
+       if(abs(output_total) < e18, toString(output_total),
+          concat(toString(intDiv(output_total, e18)), substring(toString(abs(output_total - intDiv(output_total, e18) * e18) + e18), 2))) AS output_tokens_sum,
+       if(abs(cost_total) < e18, toString(cost_total),
+          concat(toString(intDiv(cost_total, e18)), substring(toString(abs(cost_total - intDiv(cost_total, e18) * e18) + e18), 2))) AS cost,
+       unpriced_calls
 FROM
 (
     SELECT session_id, model, toString(toDate(at)) AS day, count() AS calls,
-           toString(sum(toDecimal128(input_tokens, 0))) AS input_tokens_sum,
-           toString(sum(toDecimal128(output_tokens, 0))) AS output_tokens_sum,
-           toString(sum(toDecimal128(cost_pico, 0))) AS cost,
+           sum(toDecimal128(input_tokens, 0)) AS input_total,
+           sum(toDecimal128(output_tokens, 0)) AS output_total,
+           sum(toDecimal128(cost_pico, 0)) AS cost_total,
            countIf(unpriced = 1) AS unpriced_calls
     FROM craze_spend
     WHERE at >= toDateTime({since:UInt32}) AND at < toDateTime({until:UInt32})

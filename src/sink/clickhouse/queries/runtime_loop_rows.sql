@@ -1,6 +1,8 @@
 -- Every loop of the loop runtime with its own facts (view runtime_loops) and
 -- its own spend (view runtime_spend: verified and not replayed; unverified
--- model cost apart), money and tokens summed as Decimal128 and read as text.
+-- model cost apart), money and tokens summed as Decimal128 and read as text,
+-- rendered in two pieces (hi, lo) because 18.16's toString garbles 21 digits
+-- and more (migration 0012 says how).
 -- The tree (parent from either side, root, subtree cost) is folded by the
 -- caller from these rows and loop_spawns. A loop with no spend row gets
 -- zeros ('' for the text sums: ANY LEFT JOIN fills defaults).
@@ -17,15 +19,30 @@ FROM
 ) AS loops
 ANY LEFT JOIN
 (
-    SELECT
-        loop_id,
-        countIf(kind_class = 'ModelCalled' AND verified AND NOT replayed) AS model_calls,
-        toString(sumIf(toDecimal128(input_tokens, 0), kind_class = 'ModelCalled' AND verified AND NOT replayed)) AS input_tokens_sum,
-        toString(sumIf(toDecimal128(output_tokens, 0), kind_class = 'ModelCalled' AND verified AND NOT replayed)) AS output_tokens_sum,
-        toString(sumIf(toDecimal128(cost_pico, 0), kind_class = 'ModelCalled' AND verified AND NOT replayed)) AS model_cost,
-        toString(sumIf(toDecimal128(budget_pico, 0), kind_class = 'BudgetCharged' AND verified AND NOT replayed)) AS budget_cost,
-        toString(sumIf(toDecimal128(cost_pico, 0), kind_class = 'ModelCalled' AND NOT verified AND NOT replayed)) AS unverified_model_cost
-    FROM runtime_spend
-    GROUP BY loop_id
+    WITH toDecimal128('1000000000000000000', 0) AS e18
+    SELECT loop_id, model_calls,
+        if(abs(input_total) < e18, toString(input_total),
+           concat(toString(intDiv(input_total, e18)), substring(toString(abs(input_total - intDiv(input_total, e18) * e18) + e18), 2))) AS input_tokens_sum,
+        if(abs(output_total) < e18, toString(output_total),
+           concat(toString(intDiv(output_total, e18)), substring(toString(abs(output_total - intDiv(output_total, e18) * e18) + e18), 2))) AS output_tokens_sum,
+        if(abs(model_total) < e18, toString(model_total),
+           concat(toString(intDiv(model_total, e18)), substring(toString(abs(model_total - intDiv(model_total, e18) * e18) + e18), 2))) AS model_cost,
+        if(abs(budget_total) < e18, toString(budget_total),
+           concat(toString(intDiv(budget_total, e18)), substring(toString(abs(budget_total - intDiv(budget_total, e18) * e18) + e18), 2))) AS budget_cost,
+        if(abs(unverified_total) < e18, toString(unverified_total),
+           concat(toString(intDiv(unverified_total, e18)), substring(toString(abs(unverified_total - intDiv(unverified_total, e18) * e18) + e18), 2))) AS unverified_model_cost
+    FROM
+    (
+        SELECT
+            loop_id,
+            countIf(kind_class = 'ModelCalled' AND verified AND NOT replayed) AS model_calls,
+            sumIf(toDecimal128(input_tokens, 0), kind_class = 'ModelCalled' AND verified AND NOT replayed) AS input_total,
+            sumIf(toDecimal128(output_tokens, 0), kind_class = 'ModelCalled' AND verified AND NOT replayed) AS output_total,
+            sumIf(toDecimal128(cost_pico, 0), kind_class = 'ModelCalled' AND verified AND NOT replayed) AS model_total,
+            sumIf(toDecimal128(budget_pico, 0), kind_class = 'BudgetCharged' AND verified AND NOT replayed) AS budget_total,
+            sumIf(toDecimal128(cost_pico, 0), kind_class = 'ModelCalled' AND NOT verified AND NOT replayed) AS unverified_total
+        FROM runtime_spend
+        GROUP BY loop_id
+    ) AS sums
 ) AS spend USING loop_id
 ORDER BY loop_id;
