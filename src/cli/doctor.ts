@@ -1,4 +1,3 @@
-import { Redis } from 'ioredis';
 import { createKafka, withStartupAdmin } from '../sources/kafka.js';
 import { createClickHouse, notClickHouseMessage, pingReply } from '../sink/clickhouse/client.js';
 import { migrationStatus } from '../sink/clickhouse/migrate.js';
@@ -7,19 +6,7 @@ import type { Command } from './command.js';
 import { parseOptions } from './command.js';
 import { MIGRATIONS_DIR } from './migrate.js';
 import { redactUrl } from '../config/index.js';
-
-/**
- * A Redis failure in one line. ioredis reports a refused login in the
- * server's words (NOAUTH, WRONGPASS, "AUTH … without any password
- * configured"); anything else means nothing usable answered.
- */
-export function redisFailure(url: string, err: unknown): string {
-  const message = (err instanceof Error ? err.message : String(err)).replace(/\s+/g, ' ').trim();
-  if (/NOAUTH|WRONGPASS|invalid (username-)?password|without any password/i.test(message)) {
-    return `Redis at ${redactUrl(url)} refused the login (${message}): check the user and password in AGENTLEDGER_REDIS_URL`;
-  }
-  return `Redis at ${redactUrl(url)} did not answer (${message || 'connection closed'}): check that it runs and AGENTLEDGER_REDIS_URL`;
-}
+import { probeRedis } from '../jobs/redis.js';
 
 interface Check {
   readonly service: string;
@@ -70,23 +57,8 @@ Redis version and whether it persists (appendonly). Exit 0 when all pass, 1 othe
     });
 
     await attempt('redis', async () => {
-      // One try, no reconnects: doctor reports, it does not wait for Redis.
-      const redis = new Redis(config.redis.url, { lazyConnect: true, maxRetriesPerRequest: 0, connectTimeout: 3000, retryStrategy: () => null });
-      // Without a listener ioredis prints each error event with its stack;
-      // the first one says why (the rejected connect only says "closed").
-      let cause: unknown;
-      redis.on('error', (err: unknown) => (cause ??= err));
-      try {
-        await redis.connect();
-        const info = await redis.info('server');
-        const version = /redis_version:(\S+)/.exec(info)?.[1] ?? '?';
-        const aof = ((await redis.config('GET', 'appendonly')) as string[])[1];
-        return `Redis ${version} at ${redactUrl(config.redis.url)}, appendonly ${aof ?? '?'}`;
-      } catch (err) {
-        throw new Error(redisFailure(config.redis.url, cause ?? err));
-      } finally {
-        redis.disconnect();
-      }
+      const { version, appendonly } = await probeRedis(config.redis.url);
+      return `Redis ${version} at ${redactUrl(config.redis.url)}, appendonly ${appendonly}`;
     });
 
     if (values.json) out(JSON.stringify(checks));

@@ -12,19 +12,23 @@ import { ingestCommand } from './ingest.js';
 import { loopsCommand } from './loops.js';
 import { migrateCommand } from './migrate.js';
 import { reportCommand } from './report.js';
+import { rollupsCommand } from './rollups.js';
 import { sessionsCommand } from './sessions.js';
 import { spendCommand } from './spend.js';
 import { produceDemoCommand } from './produce.js';
 import { verifyCommand } from './verify.js';
+import { workerCommand } from './worker.js';
 
 const commands: readonly Command[] = [
   ingestCommand,
+  workerCommand,
   migrateCommand,
   verifyCommand,
   crazeCommand,
   sessionsCommand,
   loopsCommand,
   spendCommand,
+  rollupsCommand,
   reportCommand,
   doctorCommand,
   configCommand,

@@ -4,7 +4,44 @@
  * instead of waiting for Redis to come back after a restart.
  */
 import { Redis } from 'ioredis';
+import { redactUrl } from '../config/index.js';
 
 export function createRedis(url: string): Redis {
   return new Redis(url, { maxRetriesPerRequest: null, enableReadyCheck: true, lazyConnect: false });
+}
+
+/**
+ * A Redis failure in one line. ioredis reports a refused login in the
+ * server's words (NOAUTH, WRONGPASS, "AUTH … without any password
+ * configured"); anything else means nothing usable answered.
+ */
+export function redisFailure(url: string, err: unknown): string {
+  const message = (err instanceof Error ? err.message : String(err)).replace(/\s+/g, ' ').trim();
+  if (/NOAUTH|WRONGPASS|invalid (username-)?password|without any password/i.test(message)) {
+    return `Redis at ${redactUrl(url)} refused the login (${message}): check the user and password in AGENTLEDGER_REDIS_URL`;
+  }
+  return `Redis at ${redactUrl(url)} did not answer (${message || 'connection closed'}): check that it runs and AGENTLEDGER_REDIS_URL`;
+}
+
+/**
+ * One try at Redis, no reconnects, within seconds: what `doctor` reports and
+ * what a command checks before it hands Redis to BullMQ (whose clients wait
+ * for Redis forever). Throws the one-line redisFailure().
+ */
+export async function probeRedis(url: string): Promise<{ version: string; appendonly: string }> {
+  const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, connectTimeout: 3000, retryStrategy: () => null });
+  // Without a listener ioredis prints each error event with its stack; the
+  // first one says why (the rejected connect only says "closed").
+  let cause: unknown;
+  redis.on('error', (err: unknown) => (cause ??= err));
+  try {
+    await redis.connect();
+    const info = await redis.info('server');
+    const aof = ((await redis.config('GET', 'appendonly')) as string[])[1];
+    return { version: /redis_version:(\S+)/.exec(info)?.[1] ?? '?', appendonly: aof ?? '?' };
+  } catch (err) {
+    throw new Error(redisFailure(url, cause ?? err));
+  } finally {
+    redis.disconnect();
+  }
 }

@@ -86,6 +86,8 @@ const RUNS: readonly (readonly string[])[] = [
   ['ingest', '--idle-exit-ms', '500'],
   ['ingest', '--no-migrate', '--idle-exit-ms', '500'],
   ['produce-demo', '--loops', '1', '--envelopes', '1'],
+  ['rollups', 'sweep'],
+  ['worker', '--stop-after-ms', '1500'],
 ];
 
 /** Every form of the secret that must never be printed. */

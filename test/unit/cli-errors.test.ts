@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { parseOptions, UsageError, wholeNumberOption } from '../../src/cli/command.js';
-import { redisFailure } from '../../src/cli/doctor.js';
+import { redisFailure } from '../../src/jobs/redis.js';
 
 test('whole-number options: digits only, within the safe integers', () => {
   assert.equal(wholeNumberOption('limit', '0', 0), 0);

@@ -1,0 +1,60 @@
+import { createRedis, probeRedis } from '../jobs/redis.js';
+import { rebuild, sweep, type RollupDeps } from '../rollups/rollups.js';
+import { createClickHouse } from '../sink/clickhouse/client.js';
+import type { Command } from './command.js';
+import { parseOptions, UsageError } from './command.js';
+
+/** A UTC day `YYYY-MM-DD` as Unix seconds of its start. */
+function dayStart(option: string, text: string): number {
+  const ms = /^\d{4}-\d{2}-\d{2}$/.test(text) ? Date.parse(`${text}T00:00:00Z`) : NaN;
+  if (!Number.isFinite(ms)) throw new UsageError(`--${option} ${JSON.stringify(text)}: expected a UTC day, YYYY-MM-DD`);
+  return ms / 1000;
+}
+
+export const rollupsCommand: Command = {
+  name: 'rollups',
+  summary: 'rebuild the hour rollups from the raw tables, or run one sweep',
+  help: `Usage: agentledger rollups rebuild [--from DAY] [--to DAY]
+       agentledger rollups sweep
+
+The hour rollups (table spend_rollup_hour, views spend_rollup_hourly,
+spend_rollup_daily and top_roots; README "Rollups") are kept by
+\`agentledger worker\`. These commands do the same work by hand:
+
+  rebuild   recompute every hour from DAY --from (default: the first stored)
+            through DAY --to (default: the last), UTC days, inclusive, from
+            the deduplicated raw rows. The loop tree is refolded first; a loop
+            whose root or name was wrong has all its hours recomputed. Safe
+            while ingest and workers run: each hour is replaced whole, under
+            a newer version, when its rows are written.
+  sweep     one sweep, as the worker runs it: the hours touched by rows
+            stored since the last sweep.
+
+Needs ClickHouse and Redis (the version counter).`,
+  async run(args, { config, log, out }) {
+    const { values, positionals } = parseOptions(args, { from: { type: 'string' }, to: { type: 'string' } }, true);
+    const [action, ...extra] = positionals;
+    if ((action !== 'rebuild' && action !== 'sweep') || extra.length > 0) throw new UsageError('expected `rollups rebuild [--from DAY] [--to DAY]` or `rollups sweep`');
+    if (action === 'sweep' && (values.from !== undefined || values.to !== undefined)) throw new UsageError('--from and --to are for rebuild');
+    const from = values.from === undefined ? 0 : dayStart('from', values.from);
+    const until = values.to === undefined ? 4_102_444_800 : dayStart('to', values.to) + 86_400;
+    if (until <= from) throw new UsageError('--to is before --from');
+    await probeRedis(config.redis.url);
+    const ch = createClickHouse(config.clickhouse);
+    const redis = createRedis(config.redis.url);
+    redis.on('error', () => undefined); // the command's own calls fail and say why
+    const deps: RollupDeps = { ch, redis, prefix: config.redis.queuePrefix, log };
+    try {
+      const started = Date.now();
+      const r =
+        action === 'sweep'
+          ? await sweep(deps, config.rollups.lateMs)
+          : await rebuild(deps, from, until, (done, total) => process.stderr.write(`rollups: ${done}/${total} hours\n`));
+      out(`${action}: ${r.hours} hour(s) recomputed under version ${r.version} (${r.treeChanges} loop(s) moved in the tree) in ${Date.now() - started} ms`);
+      return 0;
+    } finally {
+      redis.disconnect();
+      await ch.close();
+    }
+  },
+};

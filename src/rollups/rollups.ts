@@ -1,0 +1,175 @@
+/**
+ * Hour rollups of counted spend (migration 0013, README "Rollups"): whole
+ * hours recomputed from deduplicated rows, each recompute under a new version
+ * and committed per hour once its rows are written. Two entry points share
+ * every step:
+ * - sweep(): the hours touched since the last finished sweep (new spend rows,
+ *   a late ForkedFrom, a loop whose root or name changed), run by
+ *   `agentledger worker` on a schedule and by `agentledger rollups sweep`;
+ * - rebuild(): every hour of a range, by `agentledger rollups rebuild`.
+ * Both are idempotent: run twice, killed at any step, run concurrently, the
+ * committed rollups end equal to the live views (spend_by_hour).
+ */
+import type { ClickHouseClient } from '@clickhouse/client';
+import type { Redis } from 'ioredis';
+import { foldLoopTree, type LoopFacts } from '../account/loop-tree.js';
+import type { Logger } from '../observability/logger.js';
+import { inListChunks, querySql, renderSql, type SqlValue } from '../sink/clickhouse/sql.js';
+
+export interface RollupDeps {
+  readonly ch: ClickHouseClient;
+  readonly redis: Redis;
+  /** Key prefix in Redis (AGENTLEDGER_QUEUE_PREFIX). */
+  readonly prefix: string;
+  readonly log: Logger;
+}
+
+export interface RollupResult {
+  readonly version: bigint;
+  /** Hours recomputed (committed under `version`). */
+  readonly hours: number;
+  /** Loops whose root or name changed (their hours are among `hours`). */
+  readonly treeChanges: number;
+}
+
+/** Hours per recompute step: each step's hours are committed when its rows are written. */
+const HOURS_PER_STEP = 24;
+/** loop_ids appears three times in rollup_insert_runtime.sql; max_query_size is 262,144 bytes. */
+const LOOP_LIST_BYTES = 60_000;
+
+async function rows<T>(ch: ClickHouseClient, name: string, params: Record<string, SqlValue> = {}): Promise<T[]> {
+  return ch.query({ query: renderSql(querySql(name), params), format: 'JSONEachRow' }).then((r) => r.json<T>());
+}
+
+async function exec(ch: ClickHouseClient, name: string, params: Record<string, SqlValue>): Promise<void> {
+  await ch.command({ query: renderSql(querySql(name), params) });
+}
+
+/**
+ * The next rollup version: one Redis counter shared by every worker, raised
+ * first to the highest version ClickHouse holds (a Redis that lost its data
+ * must not hand out versions readers would ignore). Taken before a recompute
+ * reads anything, so a higher version always read later data.
+ */
+const NEXT_VERSION = `
+local current = tonumber(redis.call('GET', KEYS[1]) or '0')
+if current < tonumber(ARGV[1]) then redis.call('SET', KEYS[1], ARGV[1]) end
+return redis.call('INCR', KEYS[1])`;
+
+export async function nextVersion(deps: RollupDeps, floor: bigint): Promise<bigint> {
+  const v = await deps.redis.eval(NEXT_VERSION, 1, `${deps.prefix}:rollups:version`, floor.toString());
+  return BigInt(v as number);
+}
+
+interface Watermarks {
+  /** The newest ingest stamp the last finished sweep saw (Unix seconds, 0: none). */
+  readonly sweptThrough: number;
+  /** The newest ingest stamp stored now. */
+  readonly storedThrough: number;
+  readonly topVersion: bigint;
+}
+
+/** Reads the watermarks: what a worker checks at start (the tables exist, the user may read them). */
+export async function watermarks(ch: ClickHouseClient): Promise<Watermarks> {
+  const [w] = await rows<{ swept_through: number | string; stored_through: number | string; top_version: string | number }>(ch, 'rollup_watermarks');
+  return { sweptThrough: Number(w?.swept_through ?? 0), storedThrough: Number(w?.stored_through ?? 0), topVersion: BigInt(w?.top_version ?? 0) };
+}
+
+const hoursOf = (list: readonly { h: number | string }[]): number[] => list.map((r) => Number(r.h));
+
+/**
+ * Folds the loop tree and writes to loop_roots, under `version`, the loops
+ * whose root or name differs from what it holds. Returns those loops.
+ */
+async function refreshRoots(deps: RollupDeps, version: bigint): Promise<string[]> {
+  const { ch } = deps;
+  const started = await rows<{ loop_id: string; started_parent: string; name: string }>(ch, 'loop_tree_links');
+  const spawns = await rows<{ child: string; spawned_by: string }>(ch, 'loop_tree_spawns');
+  const spawnedBy = new Map(spawns.map((s) => [s.child, s.spawned_by]));
+  const names = new Map(started.map((s) => [s.loop_id, s.name]));
+  const facts: LoopFacts[] = started.map((s) => ({ loopId: s.loop_id, startedParent: s.started_parent, startedDepth: undefined, modelCostPico: 0n }));
+  for (const child of spawnedBy.keys()) {
+    if (!names.has(child)) facts.push({ loopId: child, startedParent: '', startedDepth: undefined, modelCostPico: 0n });
+  }
+  const places = foldLoopTree(facts, spawnedBy);
+  const held = new Map<string, { root: string; name: string }>();
+  for (const r of await rows<{ loop_id: string; root_loop_id: string; loop_name: string }>(ch, 'loop_roots_current')) {
+    held.set(r.loop_id, { root: r.root_loop_id, name: r.loop_name });
+  }
+  const changed: { loop_id: string; root_loop_id: string; loop_name: string; version: string }[] = [];
+  for (const [loopId, place] of places) {
+    const name = names.get(loopId) ?? '';
+    // A loop loop_roots does not hold is read as its own root with no name.
+    const before = held.get(loopId) ?? { root: loopId, name: '' };
+    if (before.root !== place.rootLoopId || before.name !== name) {
+      changed.push({ loop_id: loopId, root_loop_id: place.rootLoopId, loop_name: name, version: version.toString() });
+    }
+  }
+  for (let i = 0; i < changed.length; i += 50_000) {
+    await ch.insert({ table: 'loop_roots', values: changed.slice(i, i + 50_000), format: 'JSONEachRow' });
+  }
+  return changed.map((c) => c.loop_id);
+}
+
+/** The hours in which these loops made model calls. */
+async function hoursOfLoops(ch: ClickHouseClient, loops: readonly string[]): Promise<number[]> {
+  const hours: number[] = [];
+  for (const chunk of inListChunks(loops)) hours.push(...hoursOf(await rows<{ h: number }>(ch, 'rollup_loop_hours', { loop_ids: chunk })));
+  return hours;
+}
+
+/**
+ * Recomputes `hours` under `version`, HOURS_PER_STEP at a time: each step
+ * writes its hours' rows (runtime per chunk of loops, craze in one insert),
+ * then commits them.
+ */
+async function recompute(deps: RollupDeps, hours: readonly number[], version: bigint, progress?: (done: number, total: number) => void): Promise<void> {
+  const { ch } = deps;
+  const sorted = [...new Set(hours)].sort((a, b) => a - b);
+  for (let i = 0; i < sorted.length; i += HOURS_PER_STEP) {
+    const step = sorted.slice(i, i + HOURS_PER_STEP);
+    const loops = (await rows<{ loop_id: string }>(ch, 'rollup_hour_loops', { hours: step })).map((r) => r.loop_id);
+    for (const chunk of inListChunks(loops, LOOP_LIST_BYTES)) {
+      await exec(ch, 'rollup_insert_runtime', { loop_ids: chunk, hours: step, version });
+    }
+    await exec(ch, 'rollup_insert_craze', { hours: step, version });
+    await exec(ch, 'rollup_commit', { hours: step, version });
+    progress?.(Math.min(i + HOURS_PER_STEP, sorted.length), sorted.length);
+  }
+}
+
+/**
+ * One sweep: the hours touched by rows ingested since the last finished sweep
+ * (less `lateMs`, for inserts seen late and clocks that lag), recomputed.
+ * The first sweep of a database covers everything stored.
+ */
+export async function sweep(deps: RollupDeps, lateMs: number): Promise<RollupResult> {
+  const { ch } = deps;
+  const marks = await watermarks(ch);
+  const version = await nextVersion(deps, marks.topVersion);
+  const since = marks.sweptThrough === 0 ? 0 : Math.max(0, marks.sweptThrough - Math.ceil(lateMs / 1000));
+  const hours = new Set(hoursOf(await rows<{ h: number }>(ch, 'rollup_hours_ingested', { since })));
+  const [tree] = await rows<{ n: string | number }>(ch, 'rollup_tree_changes', { since });
+  const changed = Number(tree?.n ?? 0) > 0 ? await refreshRoots(deps, version) : [];
+  const forks = (await rows<{ loop_id: string }>(ch, 'rollup_fork_loops', { since })).map((r) => r.loop_id);
+  for (const h of await hoursOfLoops(ch, [...new Set([...changed, ...forks])])) hours.add(h);
+  await recompute(deps, [...hours], version);
+  await exec(ch, 'rollup_sweep_done', { version, seen_through: marks.storedThrough, hours: hours.size });
+  return { version, hours: hours.size, treeChanges: changed.length };
+}
+
+/**
+ * Every hour in [from, until) (Unix seconds) recomputed from the raw tables,
+ * after the loop tree is refolded whole; a loop whose root or name was wrong
+ * has its hours recomputed too, inside the range or not.
+ */
+export async function rebuild(deps: RollupDeps, from: number, until: number, progress?: (done: number, total: number) => void): Promise<RollupResult> {
+  const { ch } = deps;
+  const marks = await watermarks(ch);
+  const version = await nextVersion(deps, marks.topVersion);
+  const changed = await refreshRoots(deps, version);
+  const hours = hoursOf(await rows<{ h: number }>(ch, 'rollup_hours_between', { from, until }));
+  hours.push(...(await hoursOfLoops(ch, changed)));
+  await recompute(deps, hours, version, progress);
+  return { version, hours: hours.length, treeChanges: changed.length };
+}

@@ -1,0 +1,260 @@
+/**
+ * Hour rollups (issue 10, migration 0013) against the real stack: generated
+ * loop trees, forks whose replays arrive before their ForkedFrom, children
+ * before parents, a tampered call, redeliveries and a model past 2^64
+ * picodollars go through Kafka and `ingest` while `agentledger worker` sweeps
+ * every 300 ms — the worker and the consumer SIGKILLed at random instants and
+ * restarted — and the committed rollups must equal the live views and the
+ * generator's own totals; then again after `rollups rebuild`, and with
+ * uncommitted garbage of a higher version planted in the rollup table.
+ */
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { after, before, test } from 'node:test';
+import { MIGRATIONS_DIR } from '../../src/cli/migrate.js';
+import { envelopeJson, linkHash } from '../../src/demo/traffic/envelope.js';
+import { generateSpendTraffic } from '../../src/demo/traffic/index.js';
+import { createLogger } from '../../src/observability/logger.js';
+import { migrate } from '../../src/sink/clickhouse/migrate.js';
+import { command, query } from '../support/clickhouse.js';
+import { testContext, type TestContext } from '../support/context.js';
+import { produceEnvelopes } from '../support/envelope-topic.js';
+import { BIN, prng, runCli, sleep, type Running } from '../support/processes.js';
+
+const log = createLogger('error');
+let ctx: TestContext;
+const traffic = generateSpendTraffic({ seed: 11, roots: 8 });
+const random = prng(1101);
+
+/** A Decimal128 read exactly on 18.16 too (whose toString breaks from about 10^21): as two parts under 10^20. */
+const exact = (x: string): string => `toString(intDiv(${x}, toDecimal128('1000000000000000000', 0))) AS ${x}_hi, toString(${x} - intDiv(${x}, toDecimal128('1000000000000000000', 0)) * toDecimal128('1000000000000000000', 0)) AS ${x}_lo`;
+const joined = (r: Record<string, string>, x: string): string => (BigInt(r[`${x}_hi`]!) * 10n ** 18n + BigInt(r[`${x}_lo`]!)).toString();
+
+function cli<T>(args: string[]): T {
+  const r = spawnSync(process.execPath, [BIN, ...args], { env: { PATH: process.env['PATH'] ?? '', ...ctx.env }, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  assert.equal(r.status, 0, r.stderr);
+  return JSON.parse(r.stdout) as T;
+}
+
+const sweepEnv = (): Record<string, string> => ({ ...ctx.env, AGENTLEDGER_ROLLUP_SWEEP_MS: '300', AGENTLEDGER_ROLLUP_LATE_MS: '1000' });
+
+/** Waits until a finished sweep has seen every stored row. */
+async function caughtUp(worker: Running): Promise<void> {
+  for (let i = 0; i < 600; i++) {
+    const [r] = await query<{ stored: string; swept: string }>(
+      ctx,
+      'SELECT toUInt32(max(ingested_at)) AS stored, (SELECT toUInt32(max(seen_through)) FROM rollup_sweeps) AS swept FROM envelopes',
+    );
+    if (r && Number(r.swept) >= Number(r.stored) && Number(r.stored) > 0) return;
+    await sleep(100);
+  }
+  throw new Error(`no sweep caught up with the stored rows in 60 s: ${worker.stderr().slice(-3000)}`);
+}
+
+/** Per hour, source, provider and model: the committed rollups and the live view, as comparable rows. */
+async function hourly(): Promise<{ rollup: string[]; live: string[] }> {
+  const sums = ['calls', 'input', 'output', 'cost'];
+  const rollup = await query<Record<string, string>>(
+    ctx,
+    `SELECT toString(hour) AS h, source, provider, model, ${sums.map(exact).join(', ')}
+     FROM (SELECT hour, source, provider, model, toDecimal128(sum(calls_sum), 0) AS calls, sum(input_tokens_sum) AS input,
+                  sum(output_tokens_sum) AS output, sum(cost_pico_sum) AS cost
+           FROM spend_rollup_hourly GROUP BY hour, source, provider, model)`,
+  );
+  const live = await query<Record<string, string>>(
+    ctx,
+    'SELECT toString(hour) AS h, source, provider, model, toString(calls) AS n, input_tokens_sum, output_tokens_sum, cost_pico_usd FROM spend_by_hour',
+  );
+  return {
+    rollup: rollup.map((r) => [r['h'], r['source'], r['provider'], r['model'], ...sums.map((x) => joined(r, x))].join(' ')).sort(),
+    live: live.map((r) => [r['h'], r['source'], r['provider'], r['model'], r['n'], r['input_tokens_sum'], r['output_tokens_sum'], r['cost_pico_usd']].join(' ')).sort(),
+  };
+}
+
+/** Counted runtime cost per root and per loop name, from the rollups. */
+async function byRootAndName(): Promise<{ roots: string[]; names: string[] }> {
+  const roots = await query<Record<string, string>>(ctx, `SELECT root_loop_id, toString(calls) AS n, ${exact('cost_pico')} FROM top_roots WHERE source = 'runtime'`);
+  const names = await query<Record<string, string>>(
+    ctx,
+    `SELECT loop_name, toString(n) AS n, ${exact('cost')} FROM (SELECT loop_name, sum(calls) AS n, sum(cost_pico) AS cost FROM spend_rollup_daily WHERE source = 'runtime' GROUP BY loop_name)`,
+  );
+  return {
+    roots: roots.map((r) => `${r['root_loop_id']} ${r['n']} ${joined(r, 'cost_pico')}`).sort(),
+    names: names.map((r) => `${r['loop_name']} ${r['n']} ${joined(r, 'cost')}`).sort(),
+  };
+}
+
+async function assertRollupsExact(): Promise<void> {
+  const { rollup, live } = await hourly();
+  assert.ok(live.length > 0);
+  assert.deepEqual(rollup, live, 'rollups per hour, source, provider and model = spend_by_hour');
+  const { roots, names } = await byRootAndName();
+  assert.deepEqual(
+    roots,
+    traffic.expected.roots.filter((r) => r.modelCalls > 0).map((r) => `${r.rootLoopId} ${r.modelCalls} ${r.modelCostPicoUsd}`).sort(),
+    'top_roots = the generator\'s roots (each loop once, forks\' replays and unverified calls aside)',
+  );
+  const spendByName = cli<{ name: string; calls: number; costPicoUsd: string }[]>(['spend', '--json', '--by', 'name', '--source', 'runtime']);
+  assert.deepEqual(names, spendByName.map((r) => `${r.name} ${r.calls} ${r.costPicoUsd}`).sort(), 'rollups by loop name = spend --by name');
+  const days = await query<Record<string, string>>(ctx, `SELECT toString(day) AS d, toString(n) AS n, ${exact('cost')} FROM (SELECT day, sum(calls) AS n, sum(cost_pico) AS cost FROM spend_rollup_daily WHERE source = 'runtime' GROUP BY day)`);
+  assert.deepEqual(
+    days.map((r) => `${r['d']} ${r['n']} ${joined(r, 'cost')}`).sort(),
+    traffic.expected.days.filter((d) => d.modelCalls > 0).map((d) => `${d.day} ${d.modelCalls} ${d.modelCostPicoUsd}`).sort(),
+    'spend_rollup_daily = the generator\'s days',
+  );
+}
+
+before(async () => {
+  ctx = await testContext('rollups');
+  await migrate(ctx.config.clickhouse, MIGRATIONS_DIR, log);
+  await produceEnvelopes(ctx, traffic.records);
+
+  // Small batches, so the rows land over many sweeps; the worker and the
+  // consumer are killed at random instants and restarted.
+  const ingestEnv = { ...ctx.env, AGENTLEDGER_BATCH_MAX_ROWS: '40', AGENTLEDGER_BATCH_MAX_WAIT_MS: '100' };
+  let worker: Running = runCli(['worker'], sweepEnv());
+  let ingest: Running = runCli(['ingest', '--no-migrate'], ingestEnv);
+  for (let kill = 0; kill < 4; kill++) {
+    await sleep(300 + Math.floor(random() * 1500));
+    worker.child.kill('SIGKILL');
+    await worker.exited;
+    if (kill === 1) {
+      ingest.child.kill('SIGKILL');
+      await ingest.exited;
+      ingest = runCli(['ingest', '--no-migrate'], ingestEnv);
+    }
+    worker = runCli(['worker'], sweepEnv());
+  }
+  ingest.child.kill('SIGTERM');
+  await ingest.exited;
+  const rest = runCli(['ingest', '--no-migrate', '--idle-exit-ms', '3000'], ctx.env);
+  assert.equal(await rest.exited, 0, rest.stderr());
+  await caughtUp(worker);
+  worker.child.kill('SIGTERM');
+  assert.equal(await worker.exited, 0, worker.stderr());
+});
+after(async () => {
+  await ctx.cleanup();
+});
+
+test('after kills of the worker and the consumer, the swept rollups equal the live views and the generator\'s totals', async () => {
+  const [sweeps] = await query<{ n: string }>(ctx, 'SELECT count() AS n FROM rollup_sweeps');
+  assert.ok(Number(sweeps?.n) > 1, 'the rows were rolled up over several sweeps');
+  await assertRollupsExact();
+  const whale = await query<Record<string, string>>(ctx, `SELECT ${exact('c')} FROM (SELECT sum(cost_pico) AS c FROM spend_rollup_daily WHERE model = '${traffic.expected.planted.whale.model}')`);
+  assert.ok(BigInt(joined(whale[0]!, 'c')) > 2n ** 64n, 'the whale model passes 2^64 picodollars in the rollups too');
+});
+
+test('rollups rebuild gives the same figures, under a new version', async () => {
+  const before = await hourly();
+  const r = spawnSync(process.execPath, [BIN, 'rollups', 'rebuild'], { env: { PATH: process.env['PATH'] ?? '', ...ctx.env }, encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, /rebuild: \d+ hour\(s\) recomputed under version \d+/);
+  assert.deepEqual((await hourly()).rollup, before.rollup);
+  await assertRollupsExact();
+});
+
+test('rows of a recompute that never committed are never read, whatever their version', async () => {
+  // A sweep killed between its inserts and its commit, with the highest version there is.
+  await command(
+    ctx,
+    `INSERT INTO spend_rollup_hour (hour, version, source, provider, model, loop_name, root_loop_id, calls, input_tokens, output_tokens, cost_pico, unpriced_calls)
+     SELECT hour, 999999999999, source, provider, model, loop_name, root_loop_id, 1000, toDecimal128(1, 0), toDecimal128(1, 0), toDecimal128(1000000, 0), 0
+     FROM spend_rollup_hour`,
+  );
+  await assertRollupsExact();
+  // Versions are read by commit, not by size: a rebuild below the garbage's version still replaces every hour.
+  const r = spawnSync(process.execPath, [BIN, 'rollups', 'rebuild'], { env: { PATH: process.env['PATH'] ?? '', ...ctx.env }, encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  await assertRollupsExact();
+});
+
+test('a rollup version counter lost with Redis restarts above the highest committed version', async () => {
+  const [top] = await query<{ v: string }>(ctx, 'SELECT toString(max(version)) AS v FROM rollup_commits');
+  // Redis without its data: the counter key is gone.
+  const { createRedis } = await import('../../src/jobs/redis.js');
+  const redis = createRedis(ctx.config.redis.url);
+  try {
+    await redis.del(`${ctx.config.redis.queuePrefix}:rollups:version`);
+  } finally {
+    redis.disconnect();
+  }
+  const r = spawnSync(process.execPath, [BIN, 'rollups', 'sweep'], { env: { PATH: process.env['PATH'] ?? '', ...ctx.env }, encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  const version = BigInt(/version (\d+)/.exec(r.stdout)?.[1] ?? '0');
+  assert.ok(version > BigInt(top!.v), `the sweep's version ${version} is above the committed ${top!.v}`);
+  await assertRollupsExact();
+});
+
+/** One loop's chain, built link by link: [seq, RFC 3339 time, kind, payload JSON]. */
+function chain(loopId: string, links: readonly (readonly [string, string, string])[]): { key: string; value: Buffer }[] {
+  let prev: Buffer = Buffer.alloc(0);
+  return links.map(([time, kind, payload], i) => {
+    const body = Buffer.from(payload);
+    const hash = linkHash(prev, loopId, i + 1, time, kind, body);
+    prev = hash;
+    return { key: loopId, value: Buffer.from(envelopeJson(loopId, i + 1, time, kind, body, hash)) };
+  });
+}
+
+// Last: it adds loops the generator's totals do not know.
+test('a ForkedFrom, or a grandparent link, stored a sweep after the calls it concerns, hours later, recomputes the calls\' hour', { timeout: 120_000 }, async () => {
+  const call = (usd: string): string => `{"model":"m-late","provider":"p-late","usage":{"cost_usd":${usd},"in":10,"out":1}}`;
+  const started = '{"name":"late-fork"}';
+  const source = chain('late-src', [
+    ['2026-03-01T10:00:00Z', 'LoopStarted', started],
+    ['2026-03-01T10:05:00Z', 'ModelCalled', call('1')],
+    ['2026-03-01T10:06:00Z', 'ModelCalled', call('2')],
+  ]);
+  // The fork replays the source's three events (its hour 10 calls are the source's money), then says so at 12:00.
+  const fork = chain('late-fork', [
+    ['2026-03-01T10:00:00Z', 'LoopStarted', started],
+    ['2026-03-01T10:05:00Z', 'ModelCalled', call('1')],
+    ['2026-03-01T10:06:00Z', 'ModelCalled', call('2')],
+    ['2026-03-01T12:00:00Z', 'ForkedFrom', '{"at_seq":3,"source_loop_id":"late-src"}'],
+    ['2026-03-01T12:01:00Z', 'ModelCalled', call('4')],
+  ]);
+  const hour10 = async (): Promise<string[]> =>
+    (
+      await query<Record<string, string>>(
+        ctx,
+        `SELECT toString(n) AS n, ${exact('cost')} FROM (SELECT sum(calls_sum) AS n, sum(cost_pico_sum) AS cost FROM spend_rollup_hourly WHERE model = 'm-late' AND hour = toDateTime('2026-03-01 10:00:00', 'UTC'))`,
+      )
+    ).map((r) => `${r['n']} ${joined(r, 'cost')}`);
+  const sweepOnce = (): void => {
+    const r = spawnSync(process.execPath, [BIN, 'rollups', 'sweep'], { env: { PATH: process.env['PATH'] ?? '', ...sweepEnv() }, encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+  };
+  // A child whose parent is known but not yet its grandparent: its root is its parent until the parent's LoopStarted is stored.
+  const child = chain('late-child', [
+    ['2026-03-01T10:00:00Z', 'LoopStarted', '{"name":"late-child","parent_id":"late-mid","depth":2}'],
+    ['2026-03-01T10:10:00Z', 'ModelCalled', '{"model":"m-tree","provider":"p-late","usage":{"cost_usd":1,"in":1,"out":1}}'],
+  ]);
+  const mid = chain('late-mid', [['2026-03-01T13:00:00Z', 'LoopStarted', '{"name":"late-mid","parent_id":"late-top","depth":1}']]);
+  const treeRoots = async (): Promise<string[]> =>
+    (await query<{ root_loop_id: string }>(ctx, "SELECT root_loop_id FROM spend_rollup_hourly WHERE model = 'm-tree'")).map((r) => r.root_loop_id);
+  await produceEnvelopes(ctx, [...source, ...fork.slice(0, 3), ...child]);
+  const first = runCli(['ingest', '--no-migrate', '--idle-exit-ms', '2000'], ctx.env);
+  assert.equal(await first.exited, 0, first.stderr());
+  sweepOnce();
+  // Until the ForkedFrom is stored, the fork's calls are its own: four calls in hour 10.
+  assert.deepEqual(await hour10(), ['4 6000000000000']);
+  assert.deepEqual(await treeRoots(), ['late-mid']);
+  // Another loop's rows, stored and swept past the late window (1 s here):
+  // the sweeps' watermark moves beyond hour 10's rows, so only the fork path
+  // can bring hour 10 back.
+  await sleep(2500);
+  await produceEnvelopes(ctx, chain('late-other', [['2026-03-01T15:00:00Z', 'ModelCalled', call('8')]]));
+  const between = runCli(['ingest', '--no-migrate', '--idle-exit-ms', '2000'], ctx.env);
+  assert.equal(await between.exited, 0, between.stderr());
+  sweepOnce();
+  await sleep(2500);
+  await produceEnvelopes(ctx, [...fork.slice(3), ...mid]);
+  const second = runCli(['ingest', '--no-migrate', '--idle-exit-ms', '2000'], ctx.env);
+  assert.equal(await second.exited, 0, second.stderr());
+  sweepOnce();
+  assert.deepEqual(await hour10(), ['2 3000000000000'], 'the replays left hour 10 when their ForkedFrom was stored');
+  assert.deepEqual(await treeRoots(), ['late-top'], 'the child\'s hour-10 call moved to its grandparent\'s tree');
+  const { rollup, live } = await hourly();
+  assert.deepEqual(rollup, live);
+});
