@@ -1,6 +1,7 @@
 import { createRedis, probeRedis } from '../jobs/redis.js';
-import { rebuild, sweep, type RollupDeps } from '../rollups/rollups.js';
+import { compact, compactor, rebuild, sweep, type RollupDeps } from '../rollups/rollups.js';
 import { createClickHouse } from '../sink/clickhouse/client.js';
+import { migratorSettings } from '../config/index.js';
 import type { Command } from './command.js';
 import { parseOptions, UsageError } from './command.js';
 
@@ -13,9 +14,10 @@ function dayStart(option: string, text: string): number {
 
 export const rollupsCommand: Command = {
   name: 'rollups',
-  summary: 'rebuild the hour rollups from the raw tables, or run one sweep',
+  summary: 'rebuild the hour rollups from the raw tables, run one sweep, or compact them',
   help: `Usage: agentledger rollups rebuild [--from DAY] [--to DAY]
        agentledger rollups sweep
+       agentledger rollups compact
 
 The hour rollups (table spend_rollup_hour, views spend_rollup_hourly,
 spend_rollup_daily and top_roots; README "Rollups") are kept by
@@ -29,23 +31,36 @@ spend_rollup_daily and top_roots; README "Rollups") are kept by
             a newer version, when its rows are written.
   sweep     one sweep, as the worker runs it: the hours touched by rows
             stored since the last sweep.
+  compact   drop the rollup rows and commits below their hour's highest
+            committed version (never read again), as the worker does every
+            AGENTLEDGER_ROLLUP_COMPACT_MS. ClickHouse mutations: needs the
+            migrator's rights (AGENTLEDGER_CLICKHOUSE_MIGRATOR_*).
 
 Needs ClickHouse and Redis (the version counter).`,
   async run(args, { config, log, out }) {
     const { values, positionals } = parseOptions(args, { from: { type: 'string' }, to: { type: 'string' } }, true);
     const [action, ...extra] = positionals;
-    if ((action !== 'rebuild' && action !== 'sweep') || extra.length > 0) throw new UsageError('expected `rollups rebuild [--from DAY] [--to DAY]` or `rollups sweep`');
-    if (action === 'sweep' && (values.from !== undefined || values.to !== undefined)) throw new UsageError('--from and --to are for rebuild');
+    if ((action !== 'rebuild' && action !== 'sweep' && action !== 'compact') || extra.length > 0) {
+      throw new UsageError('expected `rollups rebuild [--from DAY] [--to DAY]`, `rollups sweep` or `rollups compact`');
+    }
+    if (action !== 'rebuild' && (values.from !== undefined || values.to !== undefined)) throw new UsageError('--from and --to are for rebuild');
     const from = values.from === undefined ? 0 : dayStart('from', values.from);
     const until = values.to === undefined ? 4_102_444_800 : dayStart('to', values.to) + 86_400;
     if (until <= from) throw new UsageError('--to is before --from');
     await probeRedis(config.redis.url);
     const ch = createClickHouse(config.clickhouse);
+    const adminClient = createClickHouse(migratorSettings(config.clickhouse));
     const redis = createRedis(config.redis.url);
     redis.on('error', () => undefined); // the command's own calls fail and say why
     const deps: RollupDeps = { ch, redis, prefix: config.redis.queuePrefix, log };
     try {
       const started = Date.now();
+      if (action === 'compact') {
+        const admin = await compactor(adminClient, log);
+        if (!admin) return 1;
+        out(`compact: obsolete versions of ${await compact(ch, admin)} hour(s) dropped (mutations run in the background) in ${Date.now() - started} ms`);
+        return 0;
+      }
       const r =
         action === 'sweep'
           ? await sweep(deps, config.rollups.lateMs)
@@ -54,6 +69,7 @@ Needs ClickHouse and Redis (the version counter).`,
       return 0;
     } finally {
       redis.disconnect();
+      await adminClient.close();
       await ch.close();
     }
   },

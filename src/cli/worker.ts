@@ -1,9 +1,10 @@
 import { Queue, Worker } from 'bullmq';
 import { ROLLUP_JOB_OPTIONS, ROLLUPS_QUEUE, SWEEP_JOB, SWEEP_SCHEDULER, sweepPayload } from '../jobs/queues.js';
 import { createRedis, probeRedis, redisFailure } from '../jobs/redis.js';
-import { sweep, watermarks } from '../rollups/rollups.js';
+import { compact, compactor, sweep, watermarks } from '../rollups/rollups.js';
 import { failureMessage } from '../sink/clickhouse/errors.js';
 import { createClickHouse } from '../sink/clickhouse/client.js';
+import { migratorSettings } from '../config/index.js';
 import type { Command } from './command.js';
 import { parseOptions, wholeNumberOption } from './command.js';
 
@@ -19,6 +20,10 @@ Runs the background jobs on Redis (BullMQ) until SIGTERM or SIGINT:
   global concurrency 1); a sweep killed half-way is redone by the next.
 Start as many workers as you like, on any machines sharing the Redis and
 ClickHouse: the queue spreads the jobs. A stop waits for the job in hand.
+Every AGENTLEDGER_ROLLUP_COMPACT_MS (default 3600000) a sweep also drops the
+rollup versions later commits made obsolete, with the migrator's rights
+(AGENTLEDGER_CLICKHOUSE_MIGRATOR_*; the local stack's by default); without
+them they are kept, never read (said once at start).
 Redis must answer at start (one line and exit 1 when it does not); a later
 outage is waited out.
 
@@ -34,6 +39,9 @@ outage is waited out.
       await ch.close();
       throw new Error(`ClickHouse cannot serve the rollups (${failureMessage(err)}): check AGENTLEDGER_CLICKHOUSE_* and run agentledger migrate`);
     });
+    const adminClient = createClickHouse(migratorSettings(config.clickhouse));
+    const admin = await compactor(adminClient, log);
+    let compacted = 0;
     const redis = createRedis(config.redis.url);
     let said = false;
     const onRedisError = (err: unknown): void => {
@@ -56,6 +64,10 @@ outage is waited out.
         const started = Date.now();
         const r = await sweep({ ch, redis, prefix, log }, config.rollups.lateMs);
         log.info('rollup sweep done', { version: r.version.toString(), hours: r.hours, treeChanges: r.treeChanges, ms: Date.now() - started });
+        if (admin && Date.now() - compacted >= config.rollups.compactMs) {
+          compacted = Date.now();
+          log.info('obsolete rollup versions dropped', { hours: await compact(ch, admin) });
+        }
         return { version: r.version.toString(), hours: r.hours };
       },
       { connection: blocking, prefix, concurrency: 1 },
@@ -73,6 +85,7 @@ outage is waited out.
     await queue.close();
     blocking.disconnect();
     redis.disconnect();
+    await adminClient.close();
     await ch.close();
     return 0;
   },

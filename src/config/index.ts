@@ -132,6 +132,12 @@ export const envSchema = z.object({
    * clocks lag. Default `900000` (15 minutes, the clock agreement ingest's fence assumes).
    */
   AGENTLEDGER_ROLLUP_LATE_MS: positiveInt(86_400_000).default(900_000),
+  /**
+   * How often `agentledger worker` drops the rollup versions later commits
+   * made obsolete (ClickHouse mutations, with the migrator's rights), in ms.
+   * Default `3600000`.
+   */
+  AGENTLEDGER_ROLLUP_COMPACT_MS: positiveInt(7 * 86_400_000).default(3_600_000),
   /** Rows per ClickHouse insert before a flush. Default `5000`. */
   AGENTLEDGER_BATCH_MAX_ROWS: positiveInt(1_000_000).default(5000),
   /** Longest a row waits in a batch before a flush, in ms. Default `1000`. */
@@ -191,7 +197,7 @@ export interface Config {
     readonly migrator: { readonly user: string; readonly password: string };
   };
   readonly redis: { readonly url: string; readonly queuePrefix: string };
-  readonly rollups: { readonly sweepMs: number; readonly lateMs: number };
+  readonly rollups: { readonly sweepMs: number; readonly lateMs: number; readonly compactMs: number };
   readonly batch: { readonly maxRows: number; readonly maxWaitMs: number; readonly maxBytes: number };
   readonly envelopes: { readonly seqEncoding: 'binary' | 'decimal'; readonly maxPayloadBytes: number };
   readonly metricsPort: number;
@@ -262,7 +268,7 @@ export function parseConfig(env: NodeJS.ProcessEnv): Config {
           : { user: e.AGENTLEDGER_CLICKHOUSE_USER, password: e.AGENTLEDGER_CLICKHOUSE_PASSWORD },
     },
     redis: { url: redisUrlWithPassword(e.AGENTLEDGER_REDIS_URL, e.AGENTLEDGER_REDIS_PASSWORD), queuePrefix: e.AGENTLEDGER_QUEUE_PREFIX },
-    rollups: { sweepMs: e.AGENTLEDGER_ROLLUP_SWEEP_MS, lateMs: e.AGENTLEDGER_ROLLUP_LATE_MS },
+    rollups: { sweepMs: e.AGENTLEDGER_ROLLUP_SWEEP_MS, lateMs: e.AGENTLEDGER_ROLLUP_LATE_MS, compactMs: e.AGENTLEDGER_ROLLUP_COMPACT_MS },
     batch: { maxRows: e.AGENTLEDGER_BATCH_MAX_ROWS, maxWaitMs: e.AGENTLEDGER_BATCH_MAX_WAIT_MS, maxBytes: e.AGENTLEDGER_BATCH_MAX_BYTES },
     envelopes: { seqEncoding: e.AGENTLEDGER_SEQ_ENCODING, maxPayloadBytes: e.AGENTLEDGER_MAX_PAYLOAD_BYTES },
     metricsPort: e.AGENTLEDGER_METRICS_PORT,

@@ -32,6 +32,23 @@ export interface RollupResult {
   readonly treeChanges: number;
 }
 
+/**
+ * `admin` if it may drop obsolete versions (a mutation that matches nothing
+ * is tried), else undefined, said once: the rollups stay exact without it,
+ * they only keep their old versions.
+ */
+export async function compactor(admin: ClickHouseClient, log: Logger): Promise<ClickHouseClient | undefined> {
+  try {
+    await exec(admin, 'rollup_compact_rows', { hours: [0], tops: [0] });
+    return admin;
+  } catch (err) {
+    log.warn('old rollup versions are kept: the migrator user cannot drop them (set AGENTLEDGER_CLICKHOUSE_MIGRATOR_*)', {
+      error: err instanceof Error ? err.message.replace(/\s+/g, ' ') : String(err),
+    });
+    return undefined;
+  }
+}
+
 /** Hours per recompute step: each step's hours are committed when its rows are written. */
 const HOURS_PER_STEP = 24;
 /** loop_ids appears three times in rollup_insert_runtime.sql; max_query_size is 262,144 bytes. */
@@ -64,6 +81,8 @@ export async function nextVersion(deps: RollupDeps, floor: bigint): Promise<bigi
 interface Watermarks {
   /** The newest ingest stamp the last finished sweep saw (Unix seconds, 0: none). */
   readonly sweptThrough: number;
+  /** The last finished sweep's version (0: none). */
+  readonly sweptVersion: bigint;
   /** The newest ingest stamp stored now. */
   readonly storedThrough: number;
   readonly topVersion: bigint;
@@ -71,8 +90,11 @@ interface Watermarks {
 
 /** Reads the watermarks: what a worker checks at start (the tables exist, the user may read them). */
 export async function watermarks(ch: ClickHouseClient): Promise<Watermarks> {
-  const [w] = await rows<{ swept_through: number | string; stored_through: number | string; top_version: string | number }>(ch, 'rollup_watermarks');
-  return { sweptThrough: Number(w?.swept_through ?? 0), storedThrough: Number(w?.stored_through ?? 0), topVersion: BigInt(w?.top_version ?? 0) };
+  const [w] = await rows<{ swept_through: number | string; swept_version: string | number; stored_through: number | string; top_version: string | number }>(
+    ch,
+    'rollup_watermarks',
+  );
+  return { sweptThrough: Number(w?.swept_through ?? 0), sweptVersion: BigInt(w?.swept_version ?? 0), storedThrough: Number(w?.stored_through ?? 0), topVersion: BigInt(w?.top_version ?? 0) };
 }
 
 const hoursOf = (list: readonly { h: number | string }[]): number[] => list.map((r) => Number(r.h));
@@ -152,7 +174,9 @@ export async function sweep(deps: RollupDeps, lateMs: number): Promise<RollupRes
   const [tree] = await rows<{ n: string | number }>(ch, 'rollup_tree_changes', { since });
   const changed = Number(tree?.n ?? 0) > 0 ? await refreshRoots(deps, version) : [];
   const forks = (await rows<{ loop_id: string }>(ch, 'rollup_fork_loops', { since })).map((r) => r.loop_id);
-  for (const h of await hoursOfLoops(ch, [...new Set([...changed, ...forks])])) hours.add(h);
+  // Moved by a sweep that died before recomputing their hours (loop_roots already says so, so the fold sees no change).
+  const unswept = (await rows<{ loop_id: string }>(ch, 'rollup_roots_unswept', { since_version: marks.sweptVersion })).map((r) => r.loop_id);
+  for (const h of await hoursOfLoops(ch, [...new Set([...changed, ...forks, ...unswept])])) hours.add(h);
   await recompute(deps, [...hours], version);
   await exec(ch, 'rollup_sweep_done', { version, seen_through: marks.storedThrough, hours: hours.size });
   return { version, hours: hours.size, treeChanges: changed.length };
@@ -172,4 +196,21 @@ export async function rebuild(deps: RollupDeps, from: number, until: number, pro
   hours.push(...(await hoursOfLoops(ch, changed)));
   await recompute(deps, hours, version, progress);
   return { version, hours: hours.length, treeChanges: changed.length };
+}
+
+/**
+ * Drops every rollup row and commit below its hour's highest committed
+ * version: never read again. Two mutations per 2000 hours, so run it now and
+ * then (the worker: every AGENTLEDGER_ROLLUP_COMPACT_MS), not per sweep:
+ * 18.16 runs mutations one after another. Returns the hours compacted.
+ */
+export async function compact(ch: ClickHouseClient, admin: ClickHouseClient): Promise<number> {
+  const obsolete = await rows<{ h: number | string; top: number | string }>(ch, 'rollup_obsolete');
+  for (let i = 0; i < obsolete.length; i += 2000) {
+    const chunk = obsolete.slice(i, i + 2000);
+    const params = { hours: chunk.map((r) => Number(r.h)), tops: chunk.map((r) => BigInt(r.top)) };
+    await exec(admin, 'rollup_compact_rows', params);
+    await exec(admin, 'rollup_compact_commits', params);
+  }
+  return obsolete.length;
 }
