@@ -34,5 +34,7 @@ echo "[demo] what the agents spent, by model (loop runtime: verified envelopes o
 cli spend --by model
 echo "[demo] the costliest task trees (root loops with all their sub-agents):"
 cli spend --by root --source runtime | head -8
+echo "[demo] rolling up spend per hour, model, loop name and root (what \`agentledger worker\` does every 30 s):"
+cli rollups sweep
 echo "[demo] done. Query ClickHouse at http://127.0.0.1:8123 (agentledger/agentledger), database agentledger;"
 echo "[demo] stop the stack with: infra/stack.sh down"

@@ -17,15 +17,18 @@
 -- recompute reads: a later version always read later data, so a stale
 -- recompute finishing late never wins.
 
--- Each runtime loop's root and name, as the rollup job folded the loop tree
--- (account/loop-tree.ts, the rules of `agentledger loops`). A loop not listed
--- is its own root with no name.
+-- Each runtime loop's place in the tree and its name, as the rollup job
+-- folded the loop tree (account/loop-tree.ts, the rules of `agentledger
+-- loops`): its parent, its ancestors (root first, parent last; empty for a
+-- root) and its root. A loop not listed is a root of its own with no name.
 CREATE TABLE IF NOT EXISTS loop_roots
 (
-    loop_id       String,
-    root_loop_id  String,
-    loop_name     String,
-    version       UInt64
+    loop_id         String,
+    root_loop_id    String,
+    loop_name       String,
+    parent_loop_id  String,
+    ancestors       Array(String),
+    version         UInt64
 )
 ENGINE = ReplacingMergeTree(version)
 ORDER BY loop_id;
@@ -39,6 +42,7 @@ CREATE TABLE IF NOT EXISTS spend_rollup_hour
     model          String,
     loop_name      String,
     root_loop_id   String,
+    loop_id        String,
     calls          UInt64,
     input_tokens   Decimal128(0),
     output_tokens  Decimal128(0),
@@ -47,7 +51,7 @@ CREATE TABLE IF NOT EXISTS spend_rollup_hour
 )
 ENGINE = MergeTree
 PARTITION BY toYYYYMM(hour)
-ORDER BY (hour, version, source, provider, model, loop_name, root_loop_id);
+ORDER BY (hour, version, source, provider, model, loop_name, root_loop_id, loop_id);
 
 CREATE TABLE IF NOT EXISTS rollup_commits
 (
@@ -71,9 +75,14 @@ CREATE TABLE IF NOT EXISTS rollup_sweeps
 ENGINE = MergeTree
 ORDER BY version;
 
--- The committed rollup rows, summed per key (a recompute may write one key in
--- several inserts). Money and tokens stay Decimal128: exact, and numbers a
--- dashboard can sum further.
+-- The rows readers take: per hour, those of its highest committed version.
+CREATE VIEW IF NOT EXISTS spend_rollup_committed AS
+SELECT hour, source, provider, model, loop_name, root_loop_id, loop_id, calls, input_tokens, output_tokens, cost_pico, unpriced_calls
+FROM spend_rollup_hour
+WHERE (hour, version) IN (SELECT hour, max(version) FROM rollup_commits GROUP BY hour);
+
+-- Per hour, source, provider, model, loop name and root. Money and tokens
+-- stay Decimal128: exact, and numbers a dashboard can sum further.
 CREATE VIEW IF NOT EXISTS spend_rollup_hourly AS
 SELECT hour, source, provider, model, loop_name, root_loop_id,
        sum(calls) AS calls_sum,
@@ -81,8 +90,7 @@ SELECT hour, source, provider, model, loop_name, root_loop_id,
        sum(output_tokens) AS output_tokens_sum,
        sum(cost_pico) AS cost_pico_sum,
        sum(unpriced_calls) AS unpriced_calls_sum
-FROM spend_rollup_hour
-WHERE (hour, version) IN (SELECT hour, max(version) FROM rollup_commits GROUP BY hour)
+FROM spend_rollup_committed
 GROUP BY hour, source, provider, model, loop_name, root_loop_id;
 
 -- The same per UTC day.
@@ -108,3 +116,48 @@ SELECT source, root_loop_id,
        max(hour) AS last_hour
 FROM spend_rollup_hourly
 GROUP BY source, root_loop_id;
+
+-- The loop tree with spend: every loop loop_roots places (a LoopStarted or a
+-- parent's SubAgentSpawned names it), its parent, root, name and depth, its
+-- own counted model calls and cost, and its subtree's cost (its own plus
+-- every descendant's, each loop once; a parent's child_spend never added).
+CREATE VIEW IF NOT EXISTS loop_tree AS
+SELECT loop_id, parent_loop_id, root_loop_id, loop_name, depth, own_calls, own_cost_pico, subtree_cost_pico
+FROM
+(
+    SELECT loop_id, parent_loop_id, root_loop_id, loop_name, depth, own_calls, own_cost_pico
+    FROM
+    (
+        SELECT loop_id, parent_loop_id, root_loop_id, loop_name, length(ancestors) AS depth
+        FROM loop_roots FINAL
+    ) AS placed
+    ANY LEFT JOIN
+    (
+        SELECT loop_id, sum(calls) AS own_calls, sum(cost_pico) AS own_cost_pico
+        FROM spend_rollup_committed
+        WHERE source = 'runtime'
+        GROUP BY loop_id
+    ) AS own USING loop_id
+) AS loops
+ANY LEFT JOIN
+(
+    SELECT ancestor AS loop_id, subtree_cost_pico
+    FROM
+    (
+        SELECT ancestor, sum(spent_cost) AS subtree_cost_pico
+        FROM
+        (
+            SELECT spent_cost, arrayPushBack(ancestors, loop_id) AS line
+            FROM
+            (
+                SELECT loop_id, sum(cost_pico) AS spent_cost
+                FROM spend_rollup_committed
+                WHERE source = 'runtime'
+                GROUP BY loop_id
+            ) AS spent
+            ANY LEFT JOIN (SELECT loop_id, ancestors FROM loop_roots FINAL) AS placed USING loop_id
+        )
+        ARRAY JOIN line AS ancestor
+        GROUP BY ancestor
+    )
+) AS subtree USING loop_id;

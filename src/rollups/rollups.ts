@@ -12,7 +12,7 @@
  */
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { Redis } from 'ioredis';
-import { foldLoopTree, type LoopFacts } from '../account/loop-tree.js';
+import { foldLoopTree, type LoopFacts, type TreePlace } from '../account/loop-tree.js';
 import type { Logger } from '../observability/logger.js';
 import { inListChunks, querySql, renderSql, type SqlValue } from '../sink/clickhouse/sql.js';
 
@@ -99,9 +99,27 @@ export async function watermarks(ch: ClickHouseClient): Promise<Watermarks> {
 
 const hoursOf = (list: readonly { h: number | string }[]): number[] => list.map((r) => Number(r.h));
 
+/** A loop's ancestors, its root first and its parent last (empty for a root), as the fold placed it. */
+function ancestorsOf(loopId: string, places: ReadonlyMap<string, TreePlace>, spawnedBy: ReadonlyMap<string, string>): string[] {
+  const root = places.get(loopId)?.rootLoopId ?? loopId;
+  const line: string[] = [];
+  const seen = new Set([loopId]);
+  let cur = loopId;
+  while (cur !== root) {
+    const parent = places.get(cur)?.parentLoopId ?? spawnedBy.get(cur) ?? '';
+    // A cycle closes where the fold stopped it: the root is on it.
+    if (parent === '' || seen.has(parent)) break;
+    seen.add(parent);
+    line.push(parent);
+    cur = parent;
+  }
+  return line.reverse();
+}
+
 /**
  * Folds the loop tree and writes to loop_roots, under `version`, the loops
- * whose root or name differs from what it holds. Returns those loops.
+ * whose place (parent, ancestors, root) or name differs from what it holds.
+ * Returns the loops whose root or name changed: their rollup rows moved.
  */
 async function refreshRoots(deps: RollupDeps, version: bigint): Promise<string[]> {
   const { ch } = deps;
@@ -114,23 +132,32 @@ async function refreshRoots(deps: RollupDeps, version: bigint): Promise<string[]
     if (!names.has(child)) facts.push({ loopId: child, startedParent: '', startedDepth: undefined, modelCostPico: 0n });
   }
   const places = foldLoopTree(facts, spawnedBy);
-  const held = new Map<string, { root: string; name: string }>();
-  for (const r of await rows<{ loop_id: string; root_loop_id: string; loop_name: string }>(ch, 'loop_roots_current')) {
-    held.set(r.loop_id, { root: r.root_loop_id, name: r.loop_name });
+  interface Held {
+    readonly root: string;
+    readonly name: string;
+    readonly parent: string;
+    readonly ancestors: string;
   }
-  const changed: { loop_id: string; root_loop_id: string; loop_name: string; version: string }[] = [];
+  const held = new Map<string, Held>();
+  for (const r of await rows<{ loop_id: string; root_loop_id: string; loop_name: string; parent_loop_id: string; ancestors: string[] }>(ch, 'loop_roots_current')) {
+    held.set(r.loop_id, { root: r.root_loop_id, name: r.loop_name, parent: r.parent_loop_id, ancestors: JSON.stringify(r.ancestors) });
+  }
+  const changed: { loop_id: string; root_loop_id: string; loop_name: string; parent_loop_id: string; ancestors: string[]; version: string }[] = [];
+  const moved: string[] = [];
   for (const [loopId, place] of places) {
     const name = names.get(loopId) ?? '';
-    // A loop loop_roots does not hold is read as its own root with no name.
-    const before = held.get(loopId) ?? { root: loopId, name: '' };
-    if (before.root !== place.rootLoopId || before.name !== name) {
-      changed.push({ loop_id: loopId, root_loop_id: place.rootLoopId, loop_name: name, version: version.toString() });
+    const ancestors = ancestorsOf(loopId, places, spawnedBy);
+    // A loop loop_roots does not hold is read as a root of its own with no name.
+    const before = held.get(loopId) ?? { root: loopId, name: '', parent: '', ancestors: '[]' };
+    if (before.root !== place.rootLoopId || before.name !== name) moved.push(loopId);
+    if (before.root !== place.rootLoopId || before.name !== name || before.parent !== place.parentLoopId || before.ancestors !== JSON.stringify(ancestors)) {
+      changed.push({ loop_id: loopId, root_loop_id: place.rootLoopId, loop_name: name, parent_loop_id: place.parentLoopId, ancestors, version: version.toString() });
     }
   }
   for (let i = 0; i < changed.length; i += 50_000) {
     await ch.insert({ table: 'loop_roots', values: changed.slice(i, i + 50_000), format: 'JSONEachRow' });
   }
-  return changed.map((c) => c.loop_id);
+  return moved;
 }
 
 /** The hours in which these loops made model calls. */

@@ -1,6 +1,7 @@
 -- Writes these loops' counted model spend in these hours (Unix seconds of
 -- their start) into spend_rollup_hour under `version`, per hour, provider,
--- model, loop name and root (loop_roots; a loop not there is its own root).
+-- model and loop, with the loop's name and root (loop_roots; a loop not there
+-- is its own root).
 -- Counted as runtime_spend and spend_calls count (0009, 0010): verified links
 -- (ok, gap, time_regression) of deduplicated rows, a fork's replayed calls
 -- (seq <= its ForkedFrom's at_seq) left to its source. Spelled out here, not
@@ -10,8 +11,8 @@
 -- param: loop_ids Array(String) ('loop-a', 'loop-b')
 -- param: hours Array(UInt32) (1764504000, 1764507600)
 -- param: version UInt64 7
-INSERT INTO spend_rollup_hour (hour, version, source, provider, model, loop_name, root_loop_id, calls, input_tokens, output_tokens, cost_pico, unpriced_calls)
-SELECT bucket, {version:UInt64}, 'runtime', provider, model, rolled_name, if(rolled_root = '', loop_id, rolled_root) AS root,
+INSERT INTO spend_rollup_hour (hour, version, source, provider, model, loop_name, root_loop_id, loop_id, calls, input_tokens, output_tokens, cost_pico, unpriced_calls)
+SELECT bucket, {version:UInt64}, 'runtime', provider, model, rolled_name, if(rolled_root = '', loop_id, rolled_root) AS root, loop_id,
        count(), sum(toDecimal128(input_tokens, 0)), sum(toDecimal128(output_tokens, 0)), sum(toDecimal128(cost_pico, 0)), 0
 FROM
 (
@@ -40,4 +41,4 @@ ANY LEFT JOIN
     FROM loop_roots FINAL
     WHERE loop_id IN {loop_ids:Array(String)}
 ) AS roots USING loop_id
-GROUP BY bucket, provider, model, rolled_name, root;
+GROUP BY bucket, provider, model, rolled_name, root, loop_id;
