@@ -116,6 +116,16 @@ async function assertRollupsExact(): Promise<void> {
     loops.map((l) => [l.loopId, l.parentLoopId, l.rootLoopId, l.modelCalls, l.modelCostPicoUsd, l.subtreeModelCostPicoUsd].join(' ')).sort(),
     'loop_tree (parent, root, own and subtree cost from the rollups) = loops --json',
   );
+  // Per root, the tree's ledgers: the tampered loop's root is the one flagged.
+  const recon = await query<Record<string, string>>(ctx, `SELECT root_loop_id, toString(loops_disagreeing) AS bad, ${exact('tree_model_cost_pico')} FROM root_reconciliation`);
+  assert.deepEqual(
+    recon.filter((r) => r['bad'] !== '0').map((r) => r['root_loop_id']).sort(),
+    [...new Set(traffic.expected.planted.tampered.map((t) => loops.find((l) => l.loopId === t.loopId)!.rootLoopId))].sort(),
+  );
+  assert.deepEqual(
+    recon.filter((r) => joined(r, 'tree_model_cost_pico') !== '0').map((r) => `${r['root_loop_id']} ${joined(r, 'tree_model_cost_pico')}`).sort(),
+    traffic.expected.roots.filter((r) => r.modelCalls > 0).map((r) => `${r.rootLoopId} ${r.modelCostPicoUsd}`).sort(),
+  );
   const days = await query<Record<string, string>>(ctx, `SELECT toString(day) AS d, toString(n) AS n, ${exact('cost')} FROM (SELECT day, sum(calls) AS n, sum(cost_pico) AS cost FROM spend_rollup_daily WHERE source = 'runtime' GROUP BY day)`);
   assert.deepEqual(
     days.map((r) => `${r['d']} ${r['n']} ${joined(r, 'cost')}`).sort(),
