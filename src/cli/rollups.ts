@@ -52,7 +52,7 @@ Needs ClickHouse and Redis (the version counter).`,
     const adminClient = createClickHouse(migratorSettings(config.clickhouse));
     const redis = createRedis(config.redis.url);
     redis.on('error', () => undefined); // the command's own calls fail and say why
-    const deps: RollupDeps = { ch, redis, prefix: config.redis.queuePrefix, log };
+    const deps: RollupDeps = { ch, redis, prefix: config.redis.queuePrefix, log, scanLoops: config.rollups.scanLoops };
     try {
       const started = Date.now();
       if (action === 'compact') {

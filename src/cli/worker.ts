@@ -62,7 +62,7 @@ outage is waited out.
       async (job) => {
         sweepPayload.parse(job.data);
         const started = Date.now();
-        const r = await sweep({ ch, redis, prefix, log }, config.rollups.lateMs);
+        const r = await sweep({ ch, redis, prefix, log, scanLoops: config.rollups.scanLoops }, config.rollups.lateMs);
         log.info('rollup sweep done', { version: r.version.toString(), hours: r.hours, treeChanges: r.treeChanges, ms: Date.now() - started });
         if (admin && Date.now() - compacted >= config.rollups.compactMs) {
           compacted = Date.now();

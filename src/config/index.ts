@@ -138,6 +138,12 @@ export const envSchema = z.object({
    * Default `3600000`.
    */
   AGENTLEDGER_ROLLUP_COMPACT_MS: positiveInt(7 * 86_400_000).default(3_600_000),
+  /**
+   * Loops in a recompute step above which the step reads the whole envelopes
+   * table once instead of once per chunk of loops (a rebuild, a first
+   * sweep). Default `4000`.
+   */
+  AGENTLEDGER_ROLLUP_SCAN_LOOPS: positiveInt(100_000_000).default(4000),
   /** Rows per ClickHouse insert before a flush. Default `5000`. */
   AGENTLEDGER_BATCH_MAX_ROWS: positiveInt(1_000_000).default(5000),
   /** Longest a row waits in a batch before a flush, in ms. Default `1000`. */
@@ -197,7 +203,7 @@ export interface Config {
     readonly migrator: { readonly user: string; readonly password: string };
   };
   readonly redis: { readonly url: string; readonly queuePrefix: string };
-  readonly rollups: { readonly sweepMs: number; readonly lateMs: number; readonly compactMs: number };
+  readonly rollups: { readonly sweepMs: number; readonly lateMs: number; readonly compactMs: number; readonly scanLoops: number };
   readonly batch: { readonly maxRows: number; readonly maxWaitMs: number; readonly maxBytes: number };
   readonly envelopes: { readonly seqEncoding: 'binary' | 'decimal'; readonly maxPayloadBytes: number };
   readonly metricsPort: number;
@@ -268,7 +274,7 @@ export function parseConfig(env: NodeJS.ProcessEnv): Config {
           : { user: e.AGENTLEDGER_CLICKHOUSE_USER, password: e.AGENTLEDGER_CLICKHOUSE_PASSWORD },
     },
     redis: { url: redisUrlWithPassword(e.AGENTLEDGER_REDIS_URL, e.AGENTLEDGER_REDIS_PASSWORD), queuePrefix: e.AGENTLEDGER_QUEUE_PREFIX },
-    rollups: { sweepMs: e.AGENTLEDGER_ROLLUP_SWEEP_MS, lateMs: e.AGENTLEDGER_ROLLUP_LATE_MS, compactMs: e.AGENTLEDGER_ROLLUP_COMPACT_MS },
+    rollups: { sweepMs: e.AGENTLEDGER_ROLLUP_SWEEP_MS, lateMs: e.AGENTLEDGER_ROLLUP_LATE_MS, compactMs: e.AGENTLEDGER_ROLLUP_COMPACT_MS, scanLoops: e.AGENTLEDGER_ROLLUP_SCAN_LOOPS },
     batch: { maxRows: e.AGENTLEDGER_BATCH_MAX_ROWS, maxWaitMs: e.AGENTLEDGER_BATCH_MAX_WAIT_MS, maxBytes: e.AGENTLEDGER_BATCH_MAX_BYTES },
     envelopes: { seqEncoding: e.AGENTLEDGER_SEQ_ENCODING, maxPayloadBytes: e.AGENTLEDGER_MAX_PAYLOAD_BYTES },
     metricsPort: e.AGENTLEDGER_METRICS_PORT,

@@ -21,6 +21,8 @@ export interface RollupDeps {
   readonly redis: Redis;
   /** Key prefix in Redis (AGENTLEDGER_QUEUE_PREFIX). */
   readonly prefix: string;
+  /** Loops in a step above which it reads the whole table (AGENTLEDGER_ROLLUP_SCAN_LOOPS). */
+  readonly scanLoops: number;
   readonly log: Logger;
 }
 
@@ -168,22 +170,27 @@ async function hoursOfLoops(ch: ClickHouseClient, loops: readonly string[]): Pro
 }
 
 /**
- * Recomputes `hours` under `version`, HOURS_PER_STEP at a time: each step
- * writes its hours' rows (runtime per chunk of loops, craze in one insert),
- * then commits them.
+ * Recomputes `hours` under `version`, `stepHours` at a time: each step writes
+ * its hours' rows, then commits them. Runtime rows are read per chunk of the
+ * step's loops (the primary key finds them) or, for a step with many loops
+ * (a rebuild, a first sweep), in one read of the whole table.
  */
-async function recompute(deps: RollupDeps, hours: readonly number[], version: bigint, progress?: (done: number, total: number) => void): Promise<void> {
+async function recompute(deps: RollupDeps, hours: readonly number[], version: bigint, stepHours: number, progress?: (done: number, total: number) => void): Promise<void> {
   const { ch } = deps;
   const sorted = [...new Set(hours)].sort((a, b) => a - b);
-  for (let i = 0; i < sorted.length; i += HOURS_PER_STEP) {
-    const step = sorted.slice(i, i + HOURS_PER_STEP);
+  for (let i = 0; i < sorted.length; i += stepHours) {
+    const step = sorted.slice(i, i + stepHours);
     const loops = (await rows<{ loop_id: string }>(ch, 'rollup_hour_loops', { hours: step })).map((r) => r.loop_id);
-    for (const chunk of inListChunks(loops, LOOP_LIST_BYTES)) {
-      await exec(ch, 'rollup_insert_runtime', { loop_ids: chunk, hours: step, version });
+    if (loops.length > deps.scanLoops) {
+      await exec(ch, 'rollup_insert_runtime_all', { hours: step, version });
+    } else {
+      for (const chunk of inListChunks(loops, LOOP_LIST_BYTES)) {
+        await exec(ch, 'rollup_insert_runtime', { loop_ids: chunk, hours: step, version });
+      }
     }
     await exec(ch, 'rollup_insert_craze', { hours: step, version });
     await exec(ch, 'rollup_commit', { hours: step, version });
-    progress?.(Math.min(i + HOURS_PER_STEP, sorted.length), sorted.length);
+    progress?.(Math.min(i + stepHours, sorted.length), sorted.length);
   }
 }
 
@@ -204,7 +211,7 @@ export async function sweep(deps: RollupDeps, lateMs: number): Promise<RollupRes
   // Moved by a sweep that died before recomputing their hours (loop_roots already says so, so the fold sees no change).
   const unswept = (await rows<{ loop_id: string }>(ch, 'rollup_roots_unswept', { since_version: marks.sweptVersion })).map((r) => r.loop_id);
   for (const h of await hoursOfLoops(ch, [...new Set([...changed, ...forks, ...unswept])])) hours.add(h);
-  await recompute(deps, [...hours], version);
+  await recompute(deps, [...hours], version, HOURS_PER_STEP);
   await exec(ch, 'rollup_sweep_done', { version, seen_through: marks.storedThrough, hours: hours.size });
   return { version, hours: hours.size, treeChanges: changed.length };
 }
@@ -221,7 +228,8 @@ export async function rebuild(deps: RollupDeps, from: number, until: number, pro
   const changed = await refreshRoots(deps, version);
   const hours = hoursOf(await rows<{ h: number }>(ch, 'rollup_hours_between', { from, until }));
   hours.push(...(await hoursOfLoops(ch, changed)));
-  await recompute(deps, hours, version, progress);
+  // A week per step: one read of the table per week when loops are many.
+  await recompute(deps, hours, version, 7 * HOURS_PER_STEP, progress);
   return { version, hours: hours.length, treeChanges: changed.length };
 }
 
