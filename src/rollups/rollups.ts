@@ -226,11 +226,11 @@ export async function rebuild(deps: RollupDeps, from: number, until: number, pro
   const marks = await watermarks(ch);
   const version = await nextVersion(deps, marks.topVersion);
   const changed = await refreshRoots(deps, version);
-  const hours = hoursOf(await rows<{ h: number }>(ch, 'rollup_hours_between', { from, until }));
-  hours.push(...(await hoursOfLoops(ch, changed)));
+  const hours = new Set(hoursOf(await rows<{ h: number }>(ch, 'rollup_hours_between', { from, until })));
+  for (const h of await hoursOfLoops(ch, changed)) hours.add(h);
   // A week per step: one read of the table per week when loops are many.
-  await recompute(deps, hours, version, 7 * HOURS_PER_STEP, progress);
-  return { version, hours: hours.length, treeChanges: changed.length };
+  await recompute(deps, [...hours], version, 7 * HOURS_PER_STEP, progress);
+  return { version, hours: hours.size, treeChanges: changed.length };
 }
 
 /**
