@@ -13,7 +13,6 @@ export const SWEEP_SCHEDULER = 'rollup-sweep';
 
 /** A sweep needs nothing but the database: what it does is read from the watermarks. */
 export const sweepPayload = z.object({}).strict();
-export type SweepPayload = z.infer<typeof sweepPayload>;
 
 /**
  * A failed sweep is not retried: the next scheduled one redoes its work

@@ -75,7 +75,7 @@ local current = tonumber(redis.call('GET', KEYS[1]) or '0')
 if current < tonumber(ARGV[1]) then redis.call('SET', KEYS[1], ARGV[1]) end
 return redis.call('INCR', KEYS[1])`;
 
-export async function nextVersion(deps: RollupDeps, floor: bigint): Promise<bigint> {
+async function nextVersion(deps: RollupDeps, floor: bigint): Promise<bigint> {
   const v = await deps.redis.eval(NEXT_VERSION, 1, `${deps.prefix}:rollups:version`, floor.toString());
   return BigInt(v as number);
 }
