@@ -450,7 +450,7 @@ const VIEW_QUERIES: readonly ViewQuery[] = [
 ];
 
 /**
- * The views of the rollup job's migrations (0013, 0014), read after the
+ * The views of the rollup job's migrations (0013-0015), read after the
  * rebuild: the rollups for the same questions as spend_by_hour, spend_by_day,
  * a top-roots list; the tasks whose ledgers disagree, and one root's tree
  * (both placed by loop_roots, which the job fills). They are looked up after
@@ -474,6 +474,35 @@ FROM spend_rollup_daily WHERE day >= toDate(${END}) - 7 AND day < toDate(${END})
     view: 'top_roots',
     columns: ['source', 'root_loop_id', 'calls', 'cost_pico', 'first_hour', 'last_hour'],
     sql: 'SELECT source, root_loop_id, calls, toString(cost_pico) AS root_cost_pico, first_hour, last_hour FROM top_roots ORDER BY cost_pico DESC, root_loop_id LIMIT 100',
+  },
+  // The last day with the open hours live (0015): the rollups, plus a filtered read of envelopes FINAL.
+  {
+    view: 'spend_hourly_now',
+    columns: ['hour', 'source', 'provider', 'model', 'loop_name', 'calls_sum', 'cost_pico_sum'],
+    sql: `SELECT hour, source, provider, model, sum(calls_sum) AS hour_calls, toString(sum(cost_pico_sum)) AS hour_cost_pico
+FROM spend_hourly_now WHERE hour >= ${END} - 86400 AND hour < ${END} GROUP BY hour, source, provider, model ORDER BY hour, source, provider, model`,
+  },
+  // Top loop names, and the event questions of 0010 from the rollups (0015).
+  {
+    view: 'spend_rollup_by_name',
+    columns: ['loop_name', 'calls', 'cost_pico'],
+    sql: 'SELECT loop_name, calls, toString(cost_pico) AS name_cost_pico FROM spend_rollup_by_name ORDER BY cost_pico DESC, loop_name LIMIT 10',
+  },
+  {
+    view: 'tool_errors_hourly',
+    columns: ['hour', 'tool', 'calls', 'errors'],
+    sql: `SELECT tool, sum(calls) AS tool_calls, sum(errors) AS tool_errors, round(sum(errors) / sum(calls) * 100, 1) AS error_pct
+FROM tool_errors_hourly WHERE hour >= ${END} - 86400 AND hour < ${END} GROUP BY tool ORDER BY error_pct DESC, tool`,
+  },
+  {
+    view: 'convergence_warnings_daily',
+    columns: ['detector', 'day', 'warnings', 'loops'],
+    sql: `SELECT day, detector, warnings, loops FROM convergence_warnings_daily WHERE day >= toDate(${END}) - 7 AND day < toDate(${END}) ORDER BY day, detector`,
+  },
+  {
+    view: 'subagent_outcomes_daily',
+    columns: ['day', 'definition', 'outcome', 'subagents'],
+    sql: `SELECT definition, outcome, sum(subagents) AS n FROM subagent_outcomes_daily WHERE outcome != 'Completed' GROUP BY definition, outcome ORDER BY n DESC, definition, outcome`,
   },
   // The tasks whose ledgers disagree somewhere in their tree (0014): through loop_reconciliation, so not a rollup read.
   {
@@ -684,25 +713,6 @@ async function exportRollupTables(ch: ClickHouseClient, work: string): Promise<T
     copies.push({ table: name, structure: columns.map((c) => `${c.name} ${c.type}`).join(', '), path, rows: Number(count?.n) });
   }
   return copies;
-}
-
-/**
- * After a rebuild of every loaded day, the rollups hold every stored row. When
- * the rebuild recorded no sweep (rollup_sweeps empty), the first sweep, the
- * worker's included, recomputes every hour again (as long as the rebuild);
- * this records the sweep a rebuild of everything amounts to, so the sweeps
- * timed after it are the steady state's. Returns what it did, to be printed.
- */
-async function markRebuildSwept(ch: ClickHouseClient): Promise<string | undefined> {
-  const [table] = await rows<{ n: string }>(ch, "SELECT count() AS n FROM system.tables WHERE database = currentDatabase() AND name = 'rollup_sweeps'");
-  if (Number(table?.n ?? 0) === 0) return 'no rollup_sweeps table: the sweeps after the rebuild start from nothing';
-  const [swept] = await rows<{ n: string }>(ch, 'SELECT count() AS n FROM rollup_sweeps');
-  if (Number(swept?.n ?? 0) > 0) return undefined;
-  await ch.command({
-    query: `INSERT INTO rollup_sweeps (version, seen_through, hours, finished_at)
-            SELECT (SELECT max(version) FROM rollup_commits), max(ingested_at), 0, now() FROM envelopes`,
-  });
-  return 'rollups rebuild recorded no sweep, so the next sweep would recompute every hour again (as long as the rebuild): the bench recorded one (seen_through = the newest loaded row)';
 }
 
 // ---------------------------------------------------------------- ingest with and without a rollup worker
@@ -966,12 +976,11 @@ async function main(): Promise<number> {
     else if (!rollupsCli) notes.push('`agentledger rollups` does not exist in this build: rebuild not timed, rollup views read empty');
     if (!args['no-rollups'] && rollupsCli) {
       redisUsed = true;
-      const first = new Date((END_UNIX - DAYS * 86_400) * 1000).toISOString().slice(0, 10);
-      const last = new Date((END_UNIX - 86_400) * 1000).toISOString().slice(0, 10);
-      say(`rollups rebuild --from ${first} --to ${last} …`);
+      // Every day loaded, with no range: a rebuild of everything is recorded as a sweep, so the sweeps timed after it are the steady state's.
+      say('rollups rebuild …');
       let lastSaid = 0;
       const t = performance.now();
-      const r = await cli(['rollups', 'rebuild', '--from', first, '--to', last], env(), (line) => {
+      const r = await cli(['rollups', 'rebuild'], env(), (line) => {
         if (performance.now() - lastSaid > 15_000 && /\d+\/\d+/.test(line)) {
           lastSaid = performance.now();
           say(`  ${line.trim()} (${((performance.now() - t) / 1000).toFixed(0)} s)`);
@@ -981,11 +990,6 @@ async function main(): Promise<number> {
       if (r.code !== 0) throw new Error(`rollups rebuild failed (exit ${r.code}): ${r.err.slice(-2000)}`);
       rebuild = { seconds, line: r.out.trim() };
       say(`rollups rebuild: ${seconds.toFixed(1)} s: ${rebuild.line}`);
-      const marked = await markRebuildSwept(ch);
-      if (marked !== undefined) {
-        say(marked);
-        notes.push(marked);
-      }
       // One sweep by hand, timed: what a sweep costs over this database when nothing new was stored.
       const s0 = performance.now();
       const s = await cli(['rollups', 'sweep'], env()).done;

@@ -1,3 +1,4 @@
+import { DATETIME_MAX_SECONDS } from '../decode/time.js';
 import { createRedis, probeRedis } from '../jobs/redis.js';
 import { compact, compactor, rebuild, sweep, type RollupDeps } from '../rollups/rollups.js';
 import { createClickHouse } from '../sink/clickhouse/client.js';
@@ -19,16 +20,19 @@ export const rollupsCommand: Command = {
        agentledger rollups sweep
        agentledger rollups compact
 
-The hour rollups (table spend_rollup_hour, views spend_rollup_hourly,
-spend_rollup_daily and top_roots; README "Rollups") are kept by
-\`agentledger worker\`. These commands do the same work by hand:
+The hour rollups (tables spend_rollup_hour, spend_rollup_model_hour,
+spend_rollup_root_hour and event_rollup_hour, and the views over them;
+README "Rollups") are kept by \`agentledger worker\`. These commands do the
+same work by hand:
 
   rebuild   recompute every hour from DAY --from (default: the first stored)
             through DAY --to (default: the last), UTC days, inclusive, from
             the deduplicated raw rows. The loop tree is refolded first; a loop
             whose root or name was wrong has all its hours recomputed. Safe
             while ingest and workers run: each hour is replaced whole, under
-            a newer version, when its rows are written.
+            a newer version, when its rows are written. Without --from and
+            --to it counts as a sweep of every stored row: the next sweep
+            starts from it.
   sweep     one sweep, as the worker runs it: the hours touched by rows
             stored since the last sweep.
   compact   drop the rollup rows and commits below their hour's highest
@@ -45,7 +49,9 @@ Needs ClickHouse and Redis (the version counter).`,
     }
     if (action !== 'rebuild' && (values.from !== undefined || values.to !== undefined)) throw new UsageError('--from and --to are for rebuild');
     const from = values.from === undefined ? 0 : dayStart('from', values.from);
-    const until = values.to === undefined ? 4_102_444_800 : dayStart('to', values.to) + 86_400;
+    // Without --to: past the last second a DateTime holds (times beyond are stored clamped to it).
+    const until = values.to === undefined ? DATETIME_MAX_SECONDS + 1 : dayStart('to', values.to) + 86_400;
+    const everything = values.from === undefined && values.to === undefined;
     if (until <= from) throw new UsageError('--to is before --from');
     await probeRedis(config.redis.url);
     const ch = createClickHouse(config.clickhouse);
@@ -64,7 +70,7 @@ Needs ClickHouse and Redis (the version counter).`,
       const r =
         action === 'sweep'
           ? await sweep(deps, config.rollups.lateMs)
-          : await rebuild(deps, from, until, (done, total) => process.stderr.write(`rollups: ${done}/${total} hours\n`));
+          : await rebuild(deps, { from, until, everything }, (done, total) => process.stderr.write(`rollups: ${done}/${total} hours\n`));
       out(`${action}: ${r.hours} hour(s) recomputed under version ${r.version} (${r.treeChanges} loop(s) moved in the tree) in ${Date.now() - started} ms`);
       return 0;
     } finally {

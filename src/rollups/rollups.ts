@@ -1,5 +1,6 @@
 /**
- * Hour rollups of counted spend (migration 0013, README "Rollups"): whole
+ * Hour rollups of counted spend and events (migrations 0013, 0015, README
+ * "Rollups"): whole
  * hours recomputed from deduplicated rows, each recompute under a new version
  * and committed per hour once its rows are written. Two entry points share
  * every step:
@@ -41,7 +42,7 @@ export interface RollupResult {
  */
 export async function compactor(admin: ClickHouseClient, log: Logger): Promise<ClickHouseClient | undefined> {
   try {
-    await exec(admin, 'rollup_compact_rows', { hours: [0], tops: [0] });
+    await exec(admin, 'rollup_compact_rows', { rollup_table: ROLLUP_TABLES[0], hours: [0], tops: [0] });
     return admin;
   } catch (err) {
     log.warn('old rollup versions are kept: the migrator user cannot drop them (set AGENTLEDGER_CLICKHOUSE_MIGRATOR_*)', {
@@ -50,6 +51,9 @@ export async function compactor(admin: ClickHouseClient, log: Logger): Promise<C
     return undefined;
   }
 }
+
+/** The tables a recompute writes under its version (0013, 0015), committed together per hour. */
+export const ROLLUP_TABLES = ['spend_rollup_hour', 'spend_rollup_model_hour', 'spend_rollup_root_hour', 'event_rollup_hour'] as const;
 
 /** Hours per recompute step: each step's hours are committed when its rows are written. */
 const HOURS_PER_STEP = 24;
@@ -183,12 +187,17 @@ async function recompute(deps: RollupDeps, hours: readonly number[], version: bi
     const loops = (await rows<{ loop_id: string }>(ch, 'rollup_hour_loops', { hours: step })).map((r) => r.loop_id);
     if (loops.length > deps.scanLoops) {
       await exec(ch, 'rollup_insert_runtime_all', { hours: step, version });
+      await exec(ch, 'rollup_insert_events_all', { hours: step, version });
     } else {
       for (const chunk of inListChunks(loops, LOOP_LIST_BYTES)) {
         await exec(ch, 'rollup_insert_runtime', { loop_ids: chunk, hours: step, version });
+        await exec(ch, 'rollup_insert_events', { loop_ids: chunk, hours: step, version });
       }
     }
     await exec(ch, 'rollup_insert_craze', { hours: step, version });
+    // The coarser tables from the step's own rows, once all are written.
+    await exec(ch, 'rollup_insert_model_hour', { hours: step, version });
+    await exec(ch, 'rollup_insert_root_hour', { hours: step, version });
     await exec(ch, 'rollup_commit', { hours: step, version });
     progress?.(Math.min(i + stepHours, sorted.length), sorted.length);
   }
@@ -219,9 +228,16 @@ export async function sweep(deps: RollupDeps, lateMs: number): Promise<RollupRes
 /**
  * Every hour in [from, until) (Unix seconds) recomputed from the raw tables,
  * after the loop tree is refolded whole; a loop whose root or name was wrong
- * has its hours recomputed too, inside the range or not.
+ * has its hours recomputed too, inside the range or not. A rebuild of every
+ * hour (`everything`) is a sweep of all stored rows and is recorded as one,
+ * so the next sweep starts from it; a partial range is not.
  */
-export async function rebuild(deps: RollupDeps, from: number, until: number, progress?: (done: number, total: number) => void): Promise<RollupResult> {
+export async function rebuild(
+  deps: RollupDeps,
+  range: { readonly from: number; readonly until: number; readonly everything: boolean },
+  progress?: (done: number, total: number) => void,
+): Promise<RollupResult> {
+  const { from, until } = range;
   const { ch } = deps;
   const marks = await watermarks(ch);
   const version = await nextVersion(deps, marks.topVersion);
@@ -230,13 +246,14 @@ export async function rebuild(deps: RollupDeps, from: number, until: number, pro
   for (const h of await hoursOfLoops(ch, changed)) hours.add(h);
   // A week per step: one read of the table per week when loops are many.
   await recompute(deps, [...hours], version, 7 * HOURS_PER_STEP, progress);
+  if (range.everything) await exec(ch, 'rollup_sweep_done', { version, seen_through: marks.storedThrough, hours: hours.size });
   return { version, hours: hours.size, treeChanges: changed.length };
 }
 
 /**
  * Drops every rollup row and commit below its hour's highest committed
- * version: never read again. Two mutations per 2000 hours, so run it now and
- * then (the worker: every AGENTLEDGER_ROLLUP_COMPACT_MS), not per sweep:
+ * version, in every rollup table: never read again. One mutation per table
+ * per 2000 hours, so run it now and then (the worker: every AGENTLEDGER_ROLLUP_COMPACT_MS), not per sweep:
  * 18.16 runs mutations one after another. Returns the hours compacted.
  */
 export async function compact(ch: ClickHouseClient, admin: ClickHouseClient): Promise<number> {
@@ -244,8 +261,7 @@ export async function compact(ch: ClickHouseClient, admin: ClickHouseClient): Pr
   for (let i = 0; i < obsolete.length; i += 2000) {
     const chunk = obsolete.slice(i, i + 2000);
     const params = { hours: chunk.map((r) => Number(r.h)), tops: chunk.map((r) => BigInt(r.top)) };
-    await exec(admin, 'rollup_compact_rows', params);
-    await exec(admin, 'rollup_compact_commits', params);
+    for (const table of [...ROLLUP_TABLES, 'rollup_commits']) await exec(admin, 'rollup_compact_rows', { ...params, rollup_table: table });
   }
   return obsolete.length;
 }

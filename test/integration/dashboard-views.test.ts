@@ -234,6 +234,40 @@ test('unverified_spend: the tampered call and the second version, per loop with 
   assert.deepEqual(rows.map((r) => [r.loop_id, r.verdict, Number(r.calls), r.cost_pico_usd]).sort(), want.sort());
 });
 
+test('spend_hourly_now, before any rollup sweep, answers every hour live: spend_by_hour per hour, source, provider and model', async () => {
+  const ch = createClickHouse(ctx.config.clickhouse);
+  try {
+    // Exact on 18.16 too, whose Decimal128 text breaks from about 10^21: as two parts under 10^20.
+    const e18 = "toDecimal128('1000000000000000000', 0)";
+    const split = (x: string): string => `toString(intDiv(${x}, ${e18})) AS ${x}_hi, toString(${x} - intDiv(${x}, ${e18}) * ${e18}) AS ${x}_lo`;
+    const sums = ['calls', 'input', 'output', 'cost', 'unpriced'];
+    const now = await ch
+      .query({
+        query: `SELECT toString(hour) AS h, source, provider, model, ${sums.map(split).join(', ')}
+                FROM (SELECT hour, source, provider, model, toDecimal128(sum(calls_sum), 0) AS calls, sum(input_tokens_sum) AS input,
+                             sum(output_tokens_sum) AS output, sum(cost_pico_sum) AS cost, toDecimal128(sum(unpriced_calls_sum), 0) AS unpriced
+                      FROM spend_hourly_now GROUP BY hour, source, provider, model)`,
+        format: 'JSONEachRow',
+        clickhouse_settings: { readonly: '1' },
+      })
+      .then((r) => r.json<Record<string, string>>());
+    const live = await ch
+      .query({
+        query: 'SELECT toString(hour) AS h, source, provider, model, toString(calls) AS n, input_tokens_sum, output_tokens_sum, cost_pico_usd, toString(unpriced_calls) AS u FROM spend_by_hour',
+        format: 'JSONEachRow',
+      })
+      .then((r) => r.json<Record<string, string>>());
+    const joined = (r: Record<string, string>, x: string): string => (BigInt(r[`${x}_hi`]!) * 10n ** 18n + BigInt(r[`${x}_lo`]!)).toString();
+    assert.ok(live.some((r) => r['source'] === 'craze') && live.some((r) => r['source'] === 'runtime'), 'both sources in the traffic');
+    assert.deepEqual(
+      now.map((r) => [r['h'], r['source'], r['provider'], r['model'], ...sums.map((x) => joined(r, x))].join(' ')).sort(),
+      live.map((r) => [r['h'], r['source'], r['provider'], r['model'], r['n'], r['input_tokens_sum'], r['output_tokens_sum'], r['cost_pico_usd'], r['u']].join(' ')).sort(),
+    );
+  } finally {
+    await ch.close();
+  }
+});
+
 test('every view reads under readonly=1, and readonly=1 refuses a write in the same database', async () => {
   for (const view of VIEWS) assert.ok((await readView(view)).length > 0, `${view} is empty`);
   const ch = createClickHouse(ctx.config.clickhouse);

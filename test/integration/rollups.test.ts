@@ -15,6 +15,7 @@ import { MIGRATIONS_DIR } from '../../src/cli/migrate.js';
 import { envelopeJson, linkHash } from '../../src/demo/traffic/envelope.js';
 import { generateSpendTraffic } from '../../src/demo/traffic/index.js';
 import { createRedis } from '../../src/jobs/redis.js';
+import { ROLLUP_TABLES } from '../../src/rollups/rollups.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { migrate } from '../../src/sink/clickhouse/migrate.js';
 import { command, query } from '../support/clickhouse.js';
@@ -75,8 +76,17 @@ async function hourly(): Promise<{ rollup: string[]; live: string[] }> {
     ctx,
     'SELECT toString(hour) AS h, source, provider, model, toString(calls) AS n, input_tokens_sum, output_tokens_sum, cost_pico_usd FROM spend_by_hour',
   );
+  const byModel = await query<Record<string, string>>(
+    ctx,
+    `SELECT toString(hour) AS h, source, provider, model, ${sums.map(exact).join(', ')}
+     FROM (SELECT hour, source, provider, model, toDecimal128(sum(calls_sum), 0) AS calls, sum(input_tokens_sum) AS input,
+                  sum(output_tokens_sum) AS output, sum(cost_pico_sum) AS cost
+           FROM spend_rollup_model_hourly GROUP BY hour, source, provider, model)`,
+  );
+  const text = (list: Record<string, string>[]): string[] => list.map((r) => [r['h'], r['source'], r['provider'], r['model'], ...sums.map((x) => joined(r, x))].join(' ')).sort();
+  assert.deepEqual(text(byModel), text(rollup), 'spend_rollup_model_hourly = spend_rollup_hourly, per hour, source, provider and model');
   return {
-    rollup: rollup.map((r) => [r['h'], r['source'], r['provider'], r['model'], ...sums.map((x) => joined(r, x))].join(' ')).sort(),
+    rollup: text(rollup),
     live: live.map((r) => [r['h'], r['source'], r['provider'], r['model'], r['n'], r['input_tokens_sum'], r['output_tokens_sum'], r['cost_pico_usd']].join(' ')).sort(),
   };
 }
@@ -88,13 +98,39 @@ async function byRootAndName(): Promise<{ roots: string[]; names: string[] }> {
     ctx,
     `SELECT loop_name, toString(n) AS n, ${exact('cost')} FROM (SELECT loop_name, sum(calls) AS n, sum(cost_pico) AS cost FROM spend_rollup_daily WHERE source = 'runtime' GROUP BY loop_name)`,
   );
+  const byName = await query<Record<string, string>>(ctx, `SELECT loop_name, toString(calls) AS n, ${exact('cost_pico')} FROM spend_rollup_by_name`);
+  assert.deepEqual(
+    byName.map((r) => `${r['loop_name']} ${r['n']} ${joined(r, 'cost_pico')}`).sort(),
+    names.map((r) => `${r['loop_name']} ${r['n']} ${joined(r, 'cost')}`).sort(),
+    'spend_rollup_by_name = spend_rollup_daily per loop name',
+  );
   return {
     roots: roots.map((r) => `${r['root_loop_id']} ${r['n']} ${joined(r, 'cost_pico')}`).sort(),
     names: names.map((r) => `${r['loop_name']} ${r['n']} ${joined(r, 'cost')}`).sort(),
   };
 }
 
+/** The event rollups (0015) and the live views they answer (0010), as comparable rows. */
+async function events(): Promise<{ rollup: string[]; live: string[] }> {
+  const rows = async (sql: string): Promise<string[]> => (await query<Record<string, string>>(ctx, sql)).map((r) => Object.values(r).join(' ')).sort();
+  return {
+    rollup: [
+      ...(await rows("SELECT 'tool', tool, toString(sum(calls)), toString(sum(errors)) FROM tool_errors_hourly GROUP BY tool")),
+      ...(await rows("SELECT 'warn', detector, toString(day), toString(warnings), toString(loops) FROM convergence_warnings_daily")),
+      ...(await rows("SELECT 'sub', definition, outcome, toString(sum(subagents)) FROM subagent_outcomes_daily GROUP BY definition, outcome")),
+    ],
+    live: [
+      ...(await rows("SELECT 'tool', tool, toString(calls), toString(errors) FROM tool_error_rates")),
+      ...(await rows("SELECT 'warn', detector, toString(day), toString(warnings), toString(loops) FROM convergence_warnings")),
+      ...(await rows("SELECT 'sub', definition, outcome, toString(subagents) FROM subagent_outcomes")),
+    ],
+  };
+}
+
 async function assertRollupsExact(): Promise<void> {
+  const ev = await events();
+  for (const kind of ['tool', 'warn', 'sub']) assert.ok(ev.live.some((r) => r.startsWith(`${kind} `)), `the traffic has ${kind} rows`);
+  assert.deepEqual(ev.rollup, ev.live, 'tool_errors_hourly, convergence_warnings_daily and subagent_outcomes_daily = tool_error_rates, convergence_warnings, subagent_outcomes');
   const { rollup, live } = await hourly();
   assert.ok(live.length > 0);
   assert.deepEqual(rollup, live, 'rollups per hour, source, provider and model = spend_by_hour');
@@ -179,7 +215,8 @@ test('after kills of the worker and the consumer, the swept rollups equal the li
   for (let i = 0; ; i++) {
     const [left] = await query<{ rows: string; commits: string }>(
       ctx,
-      `SELECT (SELECT count() FROM spend_rollup_hour WHERE (hour, version) NOT IN (SELECT hour, max(version) FROM rollup_commits GROUP BY hour)) AS rows,
+      `SELECT (SELECT count() FROM (${ROLLUP_TABLES.map((table) => `SELECT hour, version FROM ${table}`).join(' UNION ALL ')})
+               WHERE (hour, version) NOT IN (SELECT hour, max(version) FROM rollup_commits GROUP BY hour)) AS rows,
               (SELECT count() - uniqExact(hour) FROM rollup_commits) AS commits`,
     );
     if (Number(left?.rows) === 0 && Number(left?.commits) === 0) break;
@@ -200,8 +237,21 @@ test('rollups rebuild gives the same figures, under a new version, reading the w
   // One loop per step is already "many": the whole-table read (rollup_insert_runtime_all.sql), not the per-loop one the sweeps used.
   const r = spawnSync(process.execPath, [BIN, 'rollups', 'rebuild'], { env: { PATH: process.env['PATH'] ?? '', ...ctx.env, AGENTLEDGER_ROLLUP_SCAN_LOOPS: '1' }, encoding: 'utf8' });
   assert.equal(r.status, 0, r.stderr);
-  assert.match(r.stdout, /rebuild: \d+ hour\(s\) recomputed under version \d+/);
+  const version = /rebuild: \d+ hour\(s\) recomputed under version (\d+)/.exec(r.stdout)?.[1];
+  assert.ok(version, r.stdout);
   assert.deepEqual((await hourly()).rollup, before.rollup);
+  await assertRollupsExact();
+  // A rebuild of everything is a sweep of every stored row: the next sweep starts from it.
+  const swept = async (v: string): Promise<string[]> =>
+    (await query<{ ok: number }>(ctx, `SELECT seen_through = (SELECT max(ingested_at) FROM envelopes) AS ok FROM rollup_sweeps WHERE version = ${v}`)).map((x) => String(x.ok));
+  assert.deepEqual(await swept(version), ['1'], 'the full rebuild recorded a sweep through the newest stored row');
+  // A range is not everything: no sweep recorded.
+  const day = await query<{ d: string }>(ctx, 'SELECT toString(toDate(min(hour))) AS d FROM rollup_commits');
+  const part = spawnSync(process.execPath, [BIN, 'rollups', 'rebuild', '--from', day[0]!.d, '--to', day[0]!.d], { env: { PATH: process.env['PATH'] ?? '', ...ctx.env }, encoding: 'utf8' });
+  assert.equal(part.status, 0, part.stderr);
+  const partVersion = /version (\d+)/.exec(part.stdout)?.[1];
+  assert.ok(partVersion, part.stdout);
+  assert.deepEqual(await swept(partVersion), [], 'a rebuild of one day records no sweep');
   await assertRollupsExact();
 });
 
@@ -213,6 +263,19 @@ test('rows of a recompute that never committed are never read, whatever their ve
      SELECT hour, 999999999999, source, provider, model, loop_name, root_loop_id, 1000, toDecimal128(1, 0), toDecimal128(1, 0), toDecimal128(1000000, 0), 0
      FROM spend_rollup_hour`,
   );
+  await command(
+    ctx,
+    `INSERT INTO spend_rollup_model_hour (hour, version, source, provider, model, loop_name, calls, input_tokens, output_tokens, cost_pico, unpriced_calls)
+     SELECT hour, 999999999999, source, provider, model, loop_name, 1000, toDecimal128(1, 0), toDecimal128(1, 0), toDecimal128(1000000, 0), 0
+     FROM spend_rollup_model_hour`,
+  );
+  await command(
+    ctx,
+    `INSERT INTO spend_rollup_root_hour (hour, version, source, root_loop_id, calls, input_tokens, output_tokens, cost_pico)
+     SELECT hour, 999999999999, source, root_loop_id, 1000, toDecimal128(1, 0), toDecimal128(1, 0), toDecimal128(1000000, 0)
+     FROM spend_rollup_root_hour`,
+  );
+  await command(ctx, 'INSERT INTO event_rollup_hour (hour, version, kind, label, outcome, loop_id, events, flagged) SELECT hour, 999999999999, kind, label, outcome, loop_id, 1000, 1000 FROM event_rollup_hour');
   await assertRollupsExact();
   // Versions are read by commit, not by size: a rebuild below the garbage's version still replaces every hour.
   const r = spawnSync(process.execPath, [BIN, 'rollups', 'rebuild'], { env: { PATH: process.env['PATH'] ?? '', ...ctx.env }, encoding: 'utf8' });
@@ -251,17 +314,20 @@ function chain(loopId: string, links: readonly (readonly [string, string, string
 test('a ForkedFrom, or a grandparent link, stored a sweep after the calls it concerns, hours later, recomputes the calls\' hour', { timeout: 120_000 }, async () => {
   const call = (usd: string): string => `{"model":"m-late","provider":"p-late","usage":{"cost_usd":${usd},"in":10,"out":1}}`;
   const started = '{"name":"late-fork"}';
+  const tool = '{"tool":"t-late","is_error":true,"duration_ms":5}';
   const source = chain('late-src', [
     ['2026-03-01T10:00:00Z', 'LoopStarted', started],
     ['2026-03-01T10:05:00Z', 'ModelCalled', call('1')],
     ['2026-03-01T10:06:00Z', 'ModelCalled', call('2')],
+    ['2026-03-01T10:07:00Z', 'ToolCalled', tool],
   ]);
-  // The fork replays the source's three events (its hour 10 calls are the source's money), then says so at 12:00.
+  // The fork replays the source's four events (its hour 10 calls are the source's money, its tool call the source's), then says so at 12:00.
   const fork = chain('late-fork', [
     ['2026-03-01T10:00:00Z', 'LoopStarted', started],
     ['2026-03-01T10:05:00Z', 'ModelCalled', call('1')],
     ['2026-03-01T10:06:00Z', 'ModelCalled', call('2')],
-    ['2026-03-01T12:00:00Z', 'ForkedFrom', '{"at_seq":3,"source_loop_id":"late-src"}'],
+    ['2026-03-01T10:07:00Z', 'ToolCalled', tool],
+    ['2026-03-01T12:00:00Z', 'ForkedFrom', '{"at_seq":4,"source_loop_id":"late-src"}'],
     ['2026-03-01T12:01:00Z', 'ModelCalled', call('4')],
   ]);
   const hour10 = async (): Promise<string[]> =>
@@ -271,6 +337,8 @@ test('a ForkedFrom, or a grandparent link, stored a sweep after the calls it con
         `SELECT toString(n) AS n, ${exact('cost')} FROM (SELECT sum(calls_sum) AS n, sum(cost_pico_sum) AS cost FROM spend_rollup_hourly WHERE model = 'm-late' AND hour = toDateTime('2026-03-01 10:00:00', 'UTC'))`,
       )
     ).map((r) => `${r['n']} ${joined(r, 'cost')}`);
+  const toolHour10 = async (): Promise<string[]> =>
+    (await query<{ n: string; e: string }>(ctx, "SELECT toString(calls) AS n, toString(errors) AS e FROM tool_errors_hourly WHERE tool = 't-late' AND hour = toDateTime('2026-03-01 10:00:00', 'UTC')")).map((r) => `${r.n} ${r.e}`);
   const sweepOnce = (): void => {
     const r = spawnSync(process.execPath, [BIN, 'rollups', 'sweep'], { env: { PATH: process.env['PATH'] ?? '', ...sweepEnv() }, encoding: 'utf8' });
     assert.equal(r.status, 0, r.stderr);
@@ -283,12 +351,13 @@ test('a ForkedFrom, or a grandparent link, stored a sweep after the calls it con
   const mid = chain('late-mid', [['2026-03-01T13:00:00Z', 'LoopStarted', '{"name":"late-mid","parent_id":"late-top","depth":1}']]);
   const treeRoots = async (): Promise<string[]> =>
     (await query<{ root_loop_id: string }>(ctx, "SELECT root_loop_id FROM spend_rollup_hourly WHERE model = 'm-tree'")).map((r) => r.root_loop_id);
-  await produceEnvelopes(ctx, [...source, ...fork.slice(0, 3), ...child]);
+  await produceEnvelopes(ctx, [...source, ...fork.slice(0, 4), ...child]);
   const first = runCli(['ingest', '--no-migrate', '--idle-exit-ms', '2000'], ctx.env);
   assert.equal(await first.exited, 0, first.stderr());
   sweepOnce();
   // Until the ForkedFrom is stored, the fork's calls are its own: four calls in hour 10.
   assert.deepEqual(await hour10(), ['4 6000000000000']);
+  assert.deepEqual(await toolHour10(), ['2 2']);
   assert.deepEqual(await treeRoots(), ['late-mid']);
   // Another loop's rows, stored and swept past the late window (1 s here):
   // the sweeps' watermark moves beyond hour 10's rows, so only the fork path
@@ -299,7 +368,7 @@ test('a ForkedFrom, or a grandparent link, stored a sweep after the calls it con
   assert.equal(await between.exited, 0, between.stderr());
   sweepOnce();
   await sleep(2500);
-  await produceEnvelopes(ctx, [...fork.slice(3), ...mid]);
+  await produceEnvelopes(ctx, [...fork.slice(4), ...mid]);
   const second = runCli(['ingest', '--no-migrate', '--idle-exit-ms', '2000'], ctx.env);
   assert.equal(await second.exited, 0, second.stderr());
   // A sweep that folded the new link, wrote loop_roots and died before
@@ -309,7 +378,48 @@ test('a ForkedFrom, or a grandparent link, stored a sweep after the calls it con
   }
   sweepOnce();
   assert.deepEqual(await hour10(), ['2 3000000000000'], 'the replays left hour 10 when their ForkedFrom was stored');
+  assert.deepEqual(await toolHour10(), ['1 1'], 'the replayed tool call left hour 10 too');
   assert.deepEqual(await treeRoots(), ['late-top'], 'the child\'s hour-9 call moved to its grandparent\'s tree');
   const { rollup, live } = await hourly();
   assert.deepEqual(rollup, live);
+  const ev = await events();
+  assert.deepEqual(ev.rollup, ev.live);
 });
+
+test('spend_hourly_now answers the open hour at query time, the closed hours from the rollups', { timeout: 120_000 }, async () => {
+  const stamp = (ms: number): string => new Date(ms).toISOString().replace(/\.\d+Z$/, 'Z');
+  // The three envelopes within one hour.
+  if (3_600_000 - (Date.now() % 3_600_000) < 10_000) await sleep(10_000);
+  const t0 = Date.now();
+  const call = (usd: string): string => `{"model":"m-now","provider":"p-now","usage":{"cost_usd":${usd},"in":3,"out":2}}`;
+  // Stamped now: the hour the next sweep will not have closed.
+  await produceEnvelopes(ctx, chain('now-loop', [
+    [stamp(t0), 'LoopStarted', '{"name":"now-task"}'],
+    [stamp(t0 + 1000), 'ModelCalled', call('0.25')],
+    [stamp(t0 + 2000), 'ModelCalled', call('0.5')],
+  ]));
+  const ingest = runCli(['ingest', '--no-migrate', '--idle-exit-ms', '2000'], ctx.env);
+  assert.equal(await ingest.exited, 0, ingest.stderr());
+  const byModel = async (view: string): Promise<string[]> =>
+    (
+      await query<Record<string, string>>(
+        ctx,
+        `SELECT toString(hour) AS h, source, provider, model, loop_name, toString(n) AS n, ${exact('cost')}
+         FROM (SELECT hour, source, provider, model, loop_name, sum(calls_sum) AS n, sum(cost_pico_sum) AS cost FROM ${view} GROUP BY hour, source, provider, model, loop_name)`,
+      )
+    ).map((r) => [r['h'], r['source'], r['provider'], r['model'], r['loop_name'], r['n'], joined(r, 'cost')].join(' ')).sort();
+  const nowRow = (name: string): string => `${stamp(t0 - (t0 % 3_600_000)).replace('T', ' ').replace('Z', '')} runtime p-now m-now ${name} 2 750000000000`;
+  // Not swept yet: the rollups do not have the calls, the view does (the loop not yet placed: no name).
+  assert.equal((await byModel('spend_rollup_model_hourly')).filter((r) => r.includes(' m-now ')).length, 0);
+  const before = await byModel('spend_hourly_now');
+  assert.ok(before.includes(nowRow('')), before.filter((r) => r.includes('m-now')).join('\n'));
+  // Every other hour as the rollups have it: all of it was swept.
+  assert.deepEqual(before.filter((r) => !r.includes(' m-now ')), await byModel('spend_rollup_model_hourly'));
+  const r = spawnSync(process.execPath, [BIN, 'rollups', 'sweep'], { env: { PATH: process.env['PATH'] ?? '', ...ctx.env }, encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  // Swept: the open hour is still answered live, now with the loop's name; the rollups agree.
+  const after = await byModel('spend_hourly_now');
+  assert.ok(after.includes(nowRow('now-task')), after.filter((x) => x.includes('m-now')).join('\n'));
+  assert.deepEqual(after, await byModel('spend_rollup_model_hourly'));
+});
+

@@ -9,7 +9,7 @@
 import { readFileSync } from 'node:fs';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { fileURLToPath } from 'node:url';
-import { quoteString } from './client.js';
+import { quoteIdent, quoteString } from './client.js';
 
 const QUERIES_DIR = fileURLToPath(new URL('../../../../src/sink/clickhouse/queries/', import.meta.url));
 
@@ -28,7 +28,8 @@ function literal(value: SqlValue): string {
 }
 
 /**
- * Substitutes `{name:Type}` placeholders; every one must have a value. An
+ * Substitutes `{name:Type}` placeholders (`{name:Identifier}`: a table or
+ * column name, a plain word only); every one must have a value. An
  * array right after `IN` (any case, as SQL keywords are) is written as a
  * parenthesised list: 18.16 refuses `x IN [..]` ("Invalid types for IN
  * function"), both versions take `x IN (..)`. Values are only ever written as
@@ -36,10 +37,14 @@ function literal(value: SqlValue): string {
  * scanned again, so a value that looks like a placeholder stays text.
  */
 export function renderSql(text: string, params: Record<string, SqlValue>): string {
-  return text.replace(/(\bIN\s+)?\{([A-Za-z_][A-Za-z0-9_]*):[^}]+\}/gi, (_, inKeyword: string | undefined, name: string) => {
+  return text.replace(/(\bIN\s+)?\{([A-Za-z_][A-Za-z0-9_]*):([^}]+)\}/gi, (_, inKeyword: string | undefined, name: string, type: string) => {
     // Own properties only: `{constructor:String}` must not find Object.prototype's.
     const value = Object.hasOwn(params, name) ? params[name] : undefined;
     if (value === undefined) throw new Error(`query parameter ${name} has no value`);
+    if (type.trim() === 'Identifier') {
+      if (typeof value !== 'string') throw new Error(`query parameter ${name}: an identifier is a string`);
+      return (inKeyword ?? '') + quoteIdent(value);
+    }
     if (inKeyword && Array.isArray(value)) {
       if (value.length === 0) throw new Error(`query parameter ${name}: IN needs at least one value`);
       const items = value as readonly SqlValue[];

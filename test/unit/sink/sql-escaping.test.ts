@@ -102,6 +102,14 @@ test('renderSql writes strings as quoted literals, wherever the placeholder is',
   assert.equal(renderSql('{a:String} = {a:String}', { a: 'x' }), "'x' = 'x'");
 });
 
+test('renderSql: an Identifier is a backquoted plain word, anything else refused', () => {
+  assert.equal(renderSql('ALTER TABLE {t:Identifier} DELETE WHERE 1', { t: 'spend_rollup_hour' }), 'ALTER TABLE `spend_rollup_hour` DELETE WHERE 1');
+  for (const bad of ['a`b', 'a; DROP TABLE t', "t'", '', 'a.b']) {
+    assert.throws(() => renderSql('SELECT * FROM {t:Identifier}', { t: bad }), /not a plain identifier/, JSON.stringify(bad));
+  }
+  assert.throws(() => renderSql('SELECT * FROM {t:Identifier}', { t: 7 }), /an identifier is a string/);
+});
+
 test('renderSql does not scan substituted text again, nor expand $ patterns', () => {
   assert.equal(renderSql('{a:String} {b:String}', { a: '{b:String}', b: 'x' }), "'{b:String}' 'x'");
   assert.equal(renderSql('{a:String}', { a: "$&$1$$$'$`" }), "'$&$1$$$\\'$`'");

@@ -10,6 +10,12 @@ WHERE hour IN
     (
         SELECT hour, version FROM spend_rollup_hour
         UNION ALL
+        SELECT hour, version FROM spend_rollup_model_hour
+        UNION ALL
+        SELECT hour, version FROM spend_rollup_root_hour
+        UNION ALL
+        SELECT hour, version FROM event_rollup_hour
+        UNION ALL
         SELECT hour, version FROM rollup_commits
     )
     GROUP BY hour

@@ -1,0 +1,31 @@
+-- rollup_insert_events.sql for every loop at once (see
+-- rollup_insert_runtime_all.sql). Keep the two in step; the rollups test runs both.
+-- param: hours Array(UInt32) (1764504000, 1764507600)
+-- param: version UInt64 7
+INSERT INTO event_rollup_hour (hour, version, kind, label, outcome, loop_id, events, flagged)
+SELECT bucket, {version:UInt64}, kind_class, event_label, event_outcome, warned_loop, count(), countIf(is_error = 1)
+FROM
+(
+    SELECT toStartOfHour(time) AS bucket, kind_class,
+           multiIf(kind_class = 'ToolCalled', tool, kind_class = 'ConvergenceWarning', detector, definition) AS event_label,
+           if(kind_class = 'SubAgentCompleted', completed_outcome, '') AS event_outcome,
+           if(kind_class = 'ConvergenceWarning', loop_id, '') AS warned_loop,
+           tool_is_error AS is_error
+    FROM
+    (
+        SELECT loop_id, seq, time, kind_class, tool, tool_is_error, detector, definition, outcome AS completed_outcome
+        FROM envelopes FINAL
+        WHERE kind_class IN ('ToolCalled', 'ConvergenceWarning', 'SubAgentCompleted')
+          AND verdict NOT IN ('malformed', 'fork')
+          AND toUInt32(toStartOfHour(time)) IN {hours:Array(UInt32)}
+    ) AS counted
+    ANY LEFT JOIN
+    (
+        SELECT loop_id, max(fork_at_seq) AS replayed_to
+        FROM envelopes FINAL
+        WHERE kind_class = 'ForkedFrom' AND verdict NOT IN ('malformed', 'fork')
+        GROUP BY loop_id
+    ) AS forks USING loop_id
+    WHERE seq > replayed_to
+)
+GROUP BY bucket, kind_class, event_label, event_outcome, warned_loop;
