@@ -211,3 +211,95 @@ FROM
     ANY LEFT JOIN (SELECT session_id, provider FROM craze_sessions) AS sessions USING session_id
     GROUP BY bucket, provider, model
 );
+
+-- Reconciliation rolled up per loop (the questions of loop_reconciliation,
+-- 0011/0012, and root_reconciliation, 0014, which read envelopes FINAL whole):
+-- - loop_ledgers: a loop's own sums (verified model cost and model budget, a
+--   fork's replays aside; every budget charge; LoopFinished.total_spend);
+-- - loop_child_reports: per child and reporting parent, the parent's last
+--   SubAgentCompleted.child_spend for it, a fork's replayed reports aside
+--   (has_report 0 when every report it made was a replay).
+-- The rollup job recomputes the rows of every loop with a new ledger row,
+-- report or ForkedFrom, under its version; the highest version wins (FINAL),
+-- so a stale recompute finishing late never does.
+CREATE TABLE IF NOT EXISTS loop_ledgers
+(
+    loop_id          String,
+    version          UInt64,
+    model_cost       Decimal128(0),
+    model_budget     Decimal128(0),
+    budget           Decimal128(0),
+    has_total_spend  UInt8,
+    total_spend      Decimal128(0)
+)
+ENGINE = ReplacingMergeTree(version)
+ORDER BY loop_id;
+
+CREATE TABLE IF NOT EXISTS loop_child_reports
+(
+    child_loop_id  String,
+    reporter       String,
+    version        UInt64,
+    seq            UInt64,
+    has_report     UInt8,
+    spend_pico     Int64
+)
+ENGINE = ReplacingMergeTree(version)
+ORDER BY (child_loop_id, reporter);
+
+-- loop_reconciliation's columns from the rollups, as Decimal128 (read them
+-- exactly as in the README's "Exact money text"), with the same flags.
+CREATE VIEW IF NOT EXISTS loop_reconciliation_rollup AS
+SELECT
+    loop_id,
+    model_cost AS model_cost_pico,
+    model_budget AS model_budget_pico,
+    budget AS budget_pico,
+    has_total_spend,
+    total_spend AS total_spend_pico,
+    has_child_spend,
+    child_spend AS child_spend_pico,
+    model_cost - model_budget AS model_minus_model_budget_pico,
+    budget - total_spend AS budget_minus_total_spend_pico,
+    budget - child_spend AS budget_minus_child_spend_pico,
+    abs(toFloat64(model_cost - model_budget)) > greatest(1e6, abs(toFloat64(model_budget)) * 1e-9) AS model_disagrees,
+    has_total_spend AND abs(toFloat64(budget - total_spend)) > greatest(1e6, abs(toFloat64(total_spend)) * 1e-9) AS total_spend_disagrees,
+    has_child_spend AND abs(toFloat64(budget - child_spend)) > greatest(1e6, abs(toFloat64(child_spend)) * 1e-9) AS child_spend_disagrees,
+    model_disagrees OR total_spend_disagrees OR child_spend_disagrees AS disagrees
+FROM
+(
+    SELECT loop_id, model_cost, model_budget, budget, has_total_spend, total_spend, has_child_spend, toDecimal128(child_spend_reported, 0) AS child_spend
+    FROM
+    (
+        SELECT loop_id, model_cost, model_budget, budget, has_total_spend, total_spend
+        FROM loop_ledgers FINAL
+    ) AS own
+    ANY LEFT JOIN
+    (
+        SELECT child_loop_id AS loop_id, argMax(spend_pico, seq) AS child_spend_reported, 1 AS has_child_spend
+        FROM loop_child_reports FINAL
+        WHERE has_report = 1
+        GROUP BY child_loop_id
+    ) AS reported USING loop_id
+) AS sides;
+
+-- root_reconciliation from the rollups: per root (loop_roots; a loop it does
+-- not hold is a root of its own), the tree's sums and its loops that disagree.
+CREATE VIEW IF NOT EXISTS root_reconciliation_rollup AS
+SELECT root AS root_loop_id,
+       count() AS loops,
+       sum(model_cost_pico) AS tree_model_cost_pico,
+       sum(model_budget_pico) AS tree_model_budget_pico,
+       sum(budget_pico) AS tree_budget_pico,
+       countIf(disagrees) AS loops_disagreeing
+FROM
+(
+    SELECT loop_id, if(placed_root = '', loop_id, placed_root) AS root, model_cost_pico, model_budget_pico, budget_pico, disagrees
+    FROM
+    (
+        SELECT loop_id, model_cost_pico, model_budget_pico, budget_pico, disagrees
+        FROM loop_reconciliation_rollup
+    ) AS ledgers
+    ANY LEFT JOIN (SELECT loop_id, root_loop_id AS placed_root FROM loop_roots FINAL) AS placed USING loop_id
+) AS rooted
+GROUP BY root;

@@ -1,9 +1,9 @@
 /**
  * Hour rollups of counted spend and events (migrations 0013, 0015, README
- * "Rollups"): whole
- * hours recomputed from deduplicated rows, each recompute under a new version
- * and committed per hour once its rows are written. Two entry points share
- * every step:
+ * "Rollups"): whole hours recomputed from deduplicated rows, each recompute
+ * under a new version and committed per hour once its rows are written; and
+ * each touched loop's reconciliation ledgers, under the same version. Two
+ * entry points share every step:
  * - sweep(): the hours touched since the last finished sweep (new spend rows,
  *   a late ForkedFrom, a loop whose root or name changed), run by
  *   `agentledger worker` on a schedule and by `agentledger rollups sweep`;
@@ -66,6 +66,25 @@ async function rows<T>(ch: ClickHouseClient, name: string, params: Record<string
 
 async function exec(ch: ClickHouseClient, name: string, params: Record<string, SqlValue>): Promise<void> {
   await ch.command({ query: renderSql(querySql(name), params) });
+}
+
+/**
+ * A per-loop query (`loop_id IN {loop_ids:Array(String)}` in each of its
+ * WHERE clauses) for every loop: those conditions dropped, so a step with
+ * many loops reads the table once. The text is derived, not a second file:
+ * 18.16 does not fold a constant `OR` before index analysis, so one text with
+ * an "all loops" switch would lose the primary key for the per-loop read.
+ */
+export function everyLoopSql(name: string): string {
+  const text = querySql(name)
+    .replace(/WHERE loop_id IN \{loop_ids:Array\(String\)\}\s+AND\s+/g, 'WHERE ')
+    .replace(/\s+WHERE loop_id IN \{loop_ids:Array\(String\)\}(?=\s*\))/g, '');
+  if (text.includes('{loop_ids:')) throw new Error(`${name}.sql: a loop_ids condition that everyLoopSql cannot drop`);
+  return text;
+}
+
+async function execEveryLoop(ch: ClickHouseClient, name: string, params: Record<string, SqlValue>): Promise<void> {
+  await ch.command({ query: renderSql(everyLoopSql(name), params) });
 }
 
 /**
@@ -186,8 +205,8 @@ async function recompute(deps: RollupDeps, hours: readonly number[], version: bi
     const step = sorted.slice(i, i + stepHours);
     const loops = (await rows<{ loop_id: string }>(ch, 'rollup_hour_loops', { hours: step })).map((r) => r.loop_id);
     if (loops.length > deps.scanLoops) {
-      await exec(ch, 'rollup_insert_runtime_all', { hours: step, version });
-      await exec(ch, 'rollup_insert_events_all', { hours: step, version });
+      await execEveryLoop(ch, 'rollup_insert_runtime', { hours: step, version });
+      await execEveryLoop(ch, 'rollup_insert_events', { hours: step, version });
     } else {
       for (const chunk of inListChunks(loops, LOOP_LIST_BYTES)) {
         await exec(ch, 'rollup_insert_runtime', { loop_ids: chunk, hours: step, version });
@@ -200,6 +219,24 @@ async function recompute(deps: RollupDeps, hours: readonly number[], version: bi
     await exec(ch, 'rollup_insert_root_hour', { hours: step, version });
     await exec(ch, 'rollup_commit', { hours: step, version });
     progress?.(Math.min(i + stepHours, sorted.length), sorted.length);
+  }
+}
+
+/**
+ * Recomputes the reconciliation rows (loop_ledgers, loop_child_reports) of
+ * these loops, or of every loop, under `version`: per chunk of loops (the
+ * primary key finds them) or, for many, in one read of the whole table.
+ */
+async function recomputeLedgers(deps: RollupDeps, loops: readonly string[] | 'all', version: bigint): Promise<void> {
+  const { ch } = deps;
+  if (loops === 'all' || loops.length > deps.scanLoops) {
+    await execEveryLoop(ch, 'rollup_insert_ledgers', { version });
+    await execEveryLoop(ch, 'rollup_insert_child_reports', { version });
+    return;
+  }
+  for (const chunk of inListChunks(loops, LOOP_LIST_BYTES)) {
+    await exec(ch, 'rollup_insert_ledgers', { loop_ids: chunk, version });
+    await exec(ch, 'rollup_insert_child_reports', { loop_ids: chunk, version });
   }
 }
 
@@ -221,6 +258,7 @@ export async function sweep(deps: RollupDeps, lateMs: number): Promise<RollupRes
   const unswept = (await rows<{ loop_id: string }>(ch, 'rollup_roots_unswept', { since_version: marks.sweptVersion })).map((r) => r.loop_id);
   for (const h of await hoursOfLoops(ch, [...new Set([...changed, ...forks, ...unswept])])) hours.add(h);
   await recompute(deps, [...hours], version, HOURS_PER_STEP);
+  await recomputeLedgers(deps, (await rows<{ loop_id: string }>(ch, 'rollup_ledger_loops', { since })).map((r) => r.loop_id), version);
   await exec(ch, 'rollup_sweep_done', { version, seen_through: marks.storedThrough, hours: hours.size });
   return { version, hours: hours.size, treeChanges: changed.length };
 }
@@ -246,6 +284,8 @@ export async function rebuild(
   for (const h of await hoursOfLoops(ch, changed)) hours.add(h);
   // A week per step: one read of the table per week when loops are many.
   await recompute(deps, [...hours], version, 7 * HOURS_PER_STEP, progress);
+  // Ledgers are per loop, not per hour: every loop's, whatever the range.
+  await recomputeLedgers(deps, 'all', version);
   if (range.everything) await exec(ch, 'rollup_sweep_done', { version, seen_through: marks.storedThrough, hours: hours.size });
   return { version, hours: hours.size, treeChanges: changed.length };
 }

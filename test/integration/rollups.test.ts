@@ -18,6 +18,7 @@ import { createRedis } from '../../src/jobs/redis.js';
 import { ROLLUP_TABLES } from '../../src/rollups/rollups.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { migrate } from '../../src/sink/clickhouse/migrate.js';
+import { querySql, renderSql } from '../../src/sink/clickhouse/sql.js';
 import { command, query } from '../support/clickhouse.js';
 import { testContext, type TestContext } from '../support/context.js';
 import { produceEnvelopes } from '../support/envelope-topic.js';
@@ -127,7 +128,31 @@ async function events(): Promise<{ rollup: string[]; live: string[] }> {
   };
 }
 
+/** Per loop and per root, the reconciliation rollups (0015) and the live views (0011, 0012, 0014), as comparable rows. */
+async function ledgers(): Promise<{ rollup: string[]; live: string[] }> {
+  const money = ['model_cost_pico', 'model_budget_pico', 'budget_pico', 'total_spend_pico', 'child_spend_pico', 'model_minus_model_budget_pico', 'budget_minus_total_spend_pico', 'budget_minus_child_spend_pico'];
+  const flags = ['has_total_spend', 'has_child_spend', 'model_disagrees', 'total_spend_disagrees', 'child_spend_disagrees', 'disagrees'];
+  const tree = ['tree_model_cost_pico', 'tree_model_budget_pico', 'tree_budget_pico'];
+  const rollLoops = await query<Record<string, string>>(ctx, `SELECT loop_id, ${flags.map((x) => `toString(${x}) AS ${x}`).join(', ')}, ${money.map(exact).join(', ')} FROM loop_reconciliation_rollup`);
+  const liveLoops = await query<Record<string, string>>(ctx, `SELECT loop_id, ${flags.map((x) => `toString(${x}) AS ${x}`).join(', ')}, ${money.join(', ')} FROM loop_reconciliation`);
+  const rollRoots = await query<Record<string, string>>(ctx, `SELECT root_loop_id, toString(loops) AS n, toString(loops_disagreeing) AS bad, ${tree.map(exact).join(', ')} FROM root_reconciliation_rollup`);
+  const liveRoots = await query<Record<string, string>>(ctx, `SELECT root_loop_id, toString(loops) AS n, toString(loops_disagreeing) AS bad, ${tree.map(exact).join(', ')} FROM root_reconciliation`);
+  return {
+    rollup: [
+      ...rollLoops.map((r) => ['loop', r['loop_id'], ...flags.map((x) => r[x]), ...money.map((x) => joined(r, x))].join(' ')),
+      ...rollRoots.map((r) => ['root', r['root_loop_id'], r['n'], r['bad'], ...tree.map((x) => joined(r, x))].join(' ')),
+    ].sort(),
+    live: [
+      ...liveLoops.map((r) => ['loop', r['loop_id'], ...flags.map((x) => r[x]), ...money.map((x) => r[x])].join(' ')),
+      ...liveRoots.map((r) => ['root', r['root_loop_id'], r['n'], r['bad'], ...tree.map((x) => joined(r, x))].join(' ')),
+    ].sort(),
+  };
+}
+
 async function assertRollupsExact(): Promise<void> {
+  const led = await ledgers();
+  assert.ok(led.live.some((r) => r.startsWith('loop ') && r.split(' ')[7] === '1'), 'some loop disagrees (the tampered one)');
+  assert.deepEqual(led.rollup, led.live, 'loop_reconciliation_rollup and root_reconciliation_rollup = loop_reconciliation and root_reconciliation');
   const ev = await events();
   for (const kind of ['tool', 'warn', 'sub']) assert.ok(ev.live.some((r) => r.startsWith(`${kind} `)), `the traffic has ${kind} rows`);
   assert.deepEqual(ev.rollup, ev.live, 'tool_errors_hourly, convergence_warnings_daily and subagent_outcomes_daily = tool_error_rates, convergence_warnings, subagent_outcomes');
@@ -180,6 +205,9 @@ before(async () => {
   const ingestEnv = { ...ctx.env, AGENTLEDGER_BATCH_MAX_ROWS: '40', AGENTLEDGER_BATCH_MAX_WAIT_MS: '100' };
   let worker: Running = runCli(['worker'], sweepEnv());
   let ingest: Running = runCli(['ingest', '--no-migrate'], ingestEnv);
+  // Several sweeps while the rows land: after a kill, the next worker waits
+  // for BullMQ to find the dead one's job stalled (up to its lock duration).
+  await sleep(2000);
   for (let kill = 0; kill < 4; kill++) {
     await sleep(300 + Math.floor(random() * 1500));
     worker.child.kill('SIGKILL');
@@ -206,6 +234,16 @@ after(async () => {
 test('after kills of the worker and the consumer, the swept rollups equal the live views and the generator\'s totals', async () => {
   const [sweeps] = await query<{ n: string }>(ctx, 'SELECT count() AS n FROM rollup_sweeps');
   assert.ok(Number(sweeps?.n) > 1, 'the rows were rolled up over several sweeps');
+  await assertRollupsExact();
+  // A compaction that died after its first mutation: one table compacted, the
+  // others and the commits not. Readers still take each hour's top version.
+  // (The worker compacts after its first sweep: one more sweep by hand makes
+  // sure every hour has an obsolete version.)
+  const again = spawnSync(process.execPath, [BIN, 'rollups', 'sweep'], { env: { PATH: process.env['PATH'] ?? '', ...ctx.env }, encoding: 'utf8' });
+  assert.equal(again.status, 0, again.stderr);
+  const obsolete = await query<{ h: number; top: string }>(ctx, querySql('rollup_obsolete'));
+  assert.ok(obsolete.length > 0, 'repeated sweeps left obsolete versions');
+  await command(ctx, renderSql(querySql('rollup_compact_rows'), { rollup_table: ROLLUP_TABLES[0], hours: obsolete.map((o) => Number(o.h)), tops: obsolete.map((o) => BigInt(o.top)) }));
   await assertRollupsExact();
   // Compaction drops every version a later commit made obsolete (killed
   // sweeps' included); the mutations run in the background.
@@ -234,7 +272,7 @@ test('after kills of the worker and the consumer, the swept rollups equal the li
 
 test('rollups rebuild gives the same figures, under a new version, reading the whole table per step', async () => {
   const before = await hourly();
-  // One loop per step is already "many": the whole-table read (rollup_insert_runtime_all.sql), not the per-loop one the sweeps used.
+  // One loop per step is already "many": the whole-table reads (everyLoopSql), not the per-loop ones the sweeps used.
   const r = spawnSync(process.execPath, [BIN, 'rollups', 'rebuild'], { env: { PATH: process.env['PATH'] ?? '', ...ctx.env, AGENTLEDGER_ROLLUP_SCAN_LOOPS: '1' }, encoding: 'utf8' });
   assert.equal(r.status, 0, r.stderr);
   const version = /rebuild: \d+ hour\(s\) recomputed under version (\d+)/.exec(r.stdout)?.[1];
@@ -255,7 +293,7 @@ test('rollups rebuild gives the same figures, under a new version, reading the w
   await assertRollupsExact();
 });
 
-test('rows of a recompute that never committed are never read, whatever their version', async () => {
+test('rows of a recompute that never committed are never read, whatever their version; a zombie\'s older version never wins', async () => {
   // A sweep killed between its inserts and its commit, with the highest version there is.
   await command(
     ctx,
@@ -276,6 +314,22 @@ test('rows of a recompute that never committed are never read, whatever their ve
      FROM spend_rollup_root_hour`,
   );
   await command(ctx, 'INSERT INTO event_rollup_hour (hour, version, kind, label, outcome, loop_id, events, flagged) SELECT hour, 999999999999, kind, label, outcome, loop_id, 1000, 1000 FROM event_rollup_hour');
+  await assertRollupsExact();
+  // A zombie: a sweep frozen with an old version (below every real one) that
+  // wakes after newer sweeps, writes stale tree places and wrong rows, and
+  // commits them.
+  await command(ctx, "INSERT INTO loop_roots (loop_id, root_loop_id, loop_name, parent_loop_id, ancestors, version) SELECT loop_id, 'zombie-root', 'zombie-name', 'zombie-parent', ['zombie-root', 'zombie-parent'], 0 FROM loop_roots");
+  await command(
+    ctx,
+    `INSERT INTO spend_rollup_hour (hour, version, source, provider, model, loop_name, root_loop_id, calls, input_tokens, output_tokens, cost_pico, unpriced_calls)
+     SELECT DISTINCT hour, 0, 'runtime', 'zombie', 'zombie', 'zombie-name', 'zombie-root', 1, toDecimal128(1, 0), toDecimal128(1, 0), toDecimal128(1, 0), 0 FROM spend_rollup_hour`,
+  );
+  await command(ctx, "INSERT INTO event_rollup_hour (hour, version, kind, label, outcome, loop_id, events, flagged) SELECT DISTINCT hour, 0, 'ToolCalled', 'zombie', '', '', 1, 1 FROM event_rollup_hour");
+  await command(ctx, 'INSERT INTO rollup_commits (hour, version, committed_at) SELECT DISTINCT hour, 0, now() FROM rollup_commits');
+  await command(ctx, "INSERT INTO loop_ledgers (loop_id, version, model_cost, model_budget, budget, has_total_spend, total_spend) SELECT loop_id, 0, toDecimal128(7, 0), toDecimal128(7, 0), toDecimal128(7, 0), 1, toDecimal128(7, 0) FROM loop_ledgers");
+  await command(ctx, 'INSERT INTO loop_child_reports (child_loop_id, reporter, version, seq, has_report, spend_pico) SELECT child_loop_id, reporter, 0, 999999, 1, 7 FROM loop_child_reports');
+  const zombie = spawnSync(process.execPath, [BIN, 'rollups', 'sweep'], { env: { PATH: process.env['PATH'] ?? '', ...ctx.env }, encoding: 'utf8' });
+  assert.equal(zombie.status, 0, zombie.stderr);
   await assertRollupsExact();
   // Versions are read by commit, not by size: a rebuild below the garbage's version still replaces every hour.
   const r = spawnSync(process.execPath, [BIN, 'rollups', 'rebuild'], { env: { PATH: process.env['PATH'] ?? '', ...ctx.env }, encoding: 'utf8' });
@@ -384,6 +438,8 @@ test('a ForkedFrom, or a grandparent link, stored a sweep after the calls it con
   assert.deepEqual(rollup, live);
   const ev = await events();
   assert.deepEqual(ev.rollup, ev.live);
+  const led = await ledgers();
+  assert.deepEqual(led.rollup, led.live);
 });
 
 test('spend_hourly_now answers the open hour at query time, the closed hours from the rollups', { timeout: 120_000 }, async () => {

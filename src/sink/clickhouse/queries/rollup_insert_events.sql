@@ -6,6 +6,8 @@
 -- envelopes (seq <= its ForkedFrom's at_seq) left to its source. Spelled out,
 -- not read from those views, so the filters reach the FINAL read on 18.16; the
 -- rollups test checks the two agree.
+-- Its whole-table form (a rebuild, a sweep of many loops) is this text
+-- without its loop_ids conditions: everyLoopSql() in src/rollups/rollups.ts.
 -- param: loop_ids Array(String) ('loop-a', 'loop-b')
 -- param: hours Array(UInt32) (1764504000, 1764507600)
 -- param: version UInt64 7
