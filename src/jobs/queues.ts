@@ -24,3 +24,25 @@ export const ROLLUP_JOB_OPTIONS = {
   removeOnComplete: { count: 100 },
   removeOnFail: { count: 1000 },
 } as const;
+
+/**
+ * The alert deliveries queue: one job per notification (src/alerts), its id
+ * the transition's key, so two workers that reach the same transition add
+ * one job, and a retry is the same job.
+ */
+export const ALERT_DELIVERIES_QUEUE = 'alert-deliveries';
+export const DELIVER_JOB = 'deliver';
+
+/**
+ * A receiver that is down is retried with exponential backoff (1, 2, 4 … s:
+ * about 4 min over 8 attempts); one that keeps failing ends in the failed
+ * set, kept for `agentledger alerts` to show. Delivered jobs are kept a week:
+ * while a job is kept, adding its id again is a no-op, so a transition seen
+ * again within that time is not delivered twice.
+ */
+export const DELIVERY_JOB_OPTIONS = {
+  attempts: 8,
+  backoff: { type: 'exponential', delay: 1000 },
+  removeOnComplete: { age: 7 * 24 * 3600 },
+  removeOnFail: false,
+} as const;

@@ -1,0 +1,148 @@
+/**
+ * Alert deliveries (issue 11) through real BullMQ on the stack's Redis to a
+ * real HTTP receiver on 127.0.0.1 that checks every signature: a receiver
+ * that fails three times then recovers gets each transition exactly once,
+ * whoever enqueued it and however often; one that never recovers leaves the
+ * delivery in the failed set, with its reason.
+ */
+import assert from 'node:assert/strict';
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, test } from 'node:test';
+import { Queue, Worker } from 'bullmq';
+import { deliveryProcessor, enqueueNotice, failedDeliveries } from '../../src/alerts/delivery.js';
+import type { AlertCondition } from '../../src/alerts/rules.js';
+import { step, type AlertState } from '../../src/alerts/state.js';
+import { notice, noticeOf, type Notice } from '../../src/alerts/webhook.js';
+import { ALERT_DELIVERIES_QUEUE } from '../../src/jobs/queues.js';
+import { createRedis } from '../../src/jobs/redis.js';
+import { testContext, type TestContext } from '../support/context.js';
+import { sleep } from '../support/processes.js';
+
+const SECRET = 'receiver-shared-secret';
+let ctx: TestContext;
+
+before(async () => {
+  ctx = await testContext('alert_delivery');
+});
+after(async () => {
+  await ctx.cleanup();
+});
+
+interface Received {
+  readonly status: number;
+  readonly key: string | undefined;
+  readonly signed: boolean;
+  readonly body: string;
+}
+
+/** A webhook receiver: answers 500 to its first `failures` requests, then 200; records every request and whether its signature verified. */
+async function receiver(failures: number): Promise<{ server: Server; url: string; got: Received[] }> {
+  const got: Received[] = [];
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks).toString('utf8');
+      const want = Buffer.from(`sha256=${createHmac('sha256', SECRET).update(body).digest('hex')}`);
+      const sent = Buffer.from(String(req.headers['x-agentledger-signature'] ?? ''));
+      const signed = sent.length === want.length && timingSafeEqual(sent, want);
+      const status = got.length < failures ? 500 : signed ? 200 : 401;
+      got.push({ status, key: req.headers['idempotency-key'] as string | undefined, signed, body });
+      res.writeHead(status).end(status === 200 ? 'ok' : 'not now');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, got };
+}
+
+const cond = (firing: boolean, detail: string): AlertCondition => ({ rule: 'chain_integrity', subject: 'loop-ω:1', firing, severity: firing ? 'critical' : 'info', detail });
+
+/** The three notices of one episode: fired, a reminder an interval later, resolved. */
+function episode(): Notice[] {
+  const t0 = Date.UTC(2026, 11, 1, 6, 0, 0);
+  const notices: Notice[] = [];
+  let state: AlertState | undefined;
+  for (const [now, c] of [[t0, cond(true, 'mismatch at seq 7')], [t0 + 3_600_000, cond(true, 'mismatch at seq 7')], [t0 + 3_700_000, cond(false, 'no violation')]] as const) {
+    const s = step(state, c, now, 3_600_000);
+    state = s.next;
+    if (s.notify !== undefined) notices.push(noticeOf(s.next!, s.notify));
+  }
+  assert.deepEqual(notices.map((n) => n.notification), ['fired', 'renotified', 'resolved']);
+  return notices;
+}
+
+async function until(what: string, done: () => boolean): Promise<void> {
+  for (let i = 0; i < 600; i++) {
+    if (done()) return;
+    await sleep(100);
+  }
+  assert.fail(`not within 60 s: ${what}`);
+}
+
+test('a receiver that fails three times then recovers gets each transition once, signed, whoever enqueued it', { timeout: 90_000 }, async () => {
+  const { server, url, got } = await receiver(3);
+  const redis = createRedis(ctx.config.redis.url);
+  const blocking = redis.duplicate();
+  const prefix = `${ctx.config.redis.queuePrefix}_ok`;
+  const queue = new Queue(ALERT_DELIVERIES_QUEUE, { connection: redis, prefix });
+  const worker = new Worker(ALERT_DELIVERIES_QUEUE, deliveryProcessor({ url, secret: SECRET, timeoutMs: 5000 }), { connection: blocking, prefix });
+  try {
+    const notices = episode();
+    const fast = { backoff: { type: 'exponential', delay: 50 } };
+    // Two workers reached the same transitions; one of them twice.
+    for (const n of [...notices, ...notices, notices[0]!]) await enqueueNotice(queue, n, fast);
+    await until('three accepted deliveries', () => got.filter((r) => r.status === 200).length >= 3);
+    // Nothing more arrives: no duplicate was queued behind them.
+    await sleep(1500);
+    const accepted = got.filter((r) => r.status === 200);
+    assert.deepEqual(accepted.map((r) => r.key).sort(), notices.map((n) => n.key).sort(), 'one accepted delivery per transition');
+    assert.equal(got.length, 6, 'three refused, three accepted');
+    assert.ok(got.every((r) => r.signed), 'every request carries the HMAC of its body');
+    for (const r of accepted) {
+      const body = notice.parse(JSON.parse(r.body));
+      assert.equal(body.key, r.key, 'the idempotency key is the body\'s key');
+      assert.match(body.text, /^\[(critical|info)\] chain_integrity (firing|still firing|resolved): loop-ω:1: /);
+    }
+    assert.deepEqual(await failedDeliveries(queue), []);
+  } finally {
+    await worker.close();
+    await queue.obliterate({ force: true });
+    await queue.close();
+    blocking.disconnect();
+    redis.disconnect();
+    server.close();
+  }
+});
+
+test('a receiver that never takes it: the delivery ends in the failed set with the reason, after its attempts', { timeout: 90_000 }, async () => {
+  const { server, url, got } = await receiver(Number.MAX_SAFE_INTEGER);
+  const redis = createRedis(ctx.config.redis.url);
+  const blocking = redis.duplicate();
+  const prefix = `${ctx.config.redis.queuePrefix}_fail`;
+  const queue = new Queue(ALERT_DELIVERIES_QUEUE, { connection: redis, prefix });
+  const worker = new Worker(ALERT_DELIVERIES_QUEUE, deliveryProcessor({ url, secret: SECRET, timeoutMs: 5000 }), { connection: blocking, prefix });
+  try {
+    const [fired] = episode();
+    await enqueueNotice(queue, fired!, { attempts: 3, backoff: { type: 'exponential', delay: 50 } });
+    let failed: Awaited<ReturnType<typeof failedDeliveries>> = [];
+    for (let i = 0; i < 600 && failed.length === 0; i++) {
+      await sleep(100);
+      failed = await failedDeliveries(queue);
+    }
+    assert.equal(failed.length, 1);
+    assert.equal(failed[0]!.notice.key, fired!.key);
+    assert.equal(failed[0]!.attempts, 3);
+    assert.match(failed[0]!.reason, /^webhook answered HTTP 500 "not now"$/);
+    assert.equal(got.length, 3, 'one request per attempt');
+    assert.ok(!failed[0]!.reason.includes(url), 'the URL (it may hold a token) is not in the reason');
+  } finally {
+    await worker.close();
+    await queue.obliterate({ force: true });
+    await queue.close();
+    blocking.disconnect();
+    redis.disconnect();
+    server.close();
+  }
+});
