@@ -709,18 +709,21 @@ async function runChdb(spec: object, work: string): Promise<ChdbResult> {
 
 /** Copies each non-empty table the rollup job wrote (not envelopes: 25.8 loads its own) to TSV, for the 25.8 reads of the rollup views. */
 async function exportRollupTables(ch: ClickHouseClient, work: string): Promise<TableCopy[]> {
-  const tables = await rows<{ name: string }>(
+  const tables = await rows<{ name: string; engine: string }>(
     ch,
-    `SELECT name FROM system.tables WHERE database = currentDatabase() AND engine LIKE '%MergeTree' AND name NOT IN ('envelopes', 'schema_migrations') ORDER BY name`,
+    `SELECT name, engine FROM system.tables WHERE database = currentDatabase() AND engine LIKE '%MergeTree' AND name NOT IN ('envelopes', 'schema_migrations') ORDER BY name`,
   );
   const copies: TableCopy[] = [];
-  for (const { name } of tables) {
-    const [count] = await rows<{ n: string }>(ch, `SELECT count() AS n FROM ${name}`);
+  for (const { name, engine } of tables) {
+    // A ReplacingMergeTree is copied as readers see it (FINAL): 25.8 would
+    // collapse its replaced rows within the one insert anyway.
+    const from = engine.startsWith('Replacing') ? `${name} FINAL` : name;
+    const [count] = await rows<{ n: string }>(ch, `SELECT count() AS n FROM ${from}`);
     if (Number(count?.n ?? 0) === 0) continue;
     // DESCRIBE lists the columns in order (18.16's system.columns has no position).
     const columns = await rows<{ name: string; type: string }>(ch, `DESCRIBE TABLE ${name}`);
     const path = join(work, `${name}.tsv`);
-    const result = await ch.exec({ query: `SELECT * FROM ${name} FORMAT TabSeparated` });
+    const result = await ch.exec({ query: `SELECT * FROM ${from} FORMAT TabSeparated` });
     await pipeline(result.stream, createWriteStream(path));
     copies.push({ table: name, structure: columns.map((c) => `${c.name} ${c.type}`).join(', '), path, rows: Number(count?.n) });
   }

@@ -2,7 +2,7 @@
 # The newcomer's first command: installs what it needs, brings up the local
 # stack, applies the ClickHouse migrations, produces demo traffic (honest loops,
 # planted chain violations and malformed records), ships sample craze journals,
-# ingests both, and reports.
+# ingests both, reports, rolls spend up and evaluates the alert rules.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -36,5 +36,11 @@ echo "[demo] the costliest task trees (root loops with all their sub-agents):"
 cli spend --by root --source runtime | head -8
 echo "[demo] rolling up spend per hour, model, loop name and root (what \`agentledger worker\` does every 30 s):"
 cli rollups sweep
+echo "[demo] evaluating the alert rules for a few seconds (what \`agentledger worker\` does every 30 s; no webhook set: recorded only):"
+AGENTLEDGER_ALERT_SWEEP_MS=1000 cli worker --stop-after-ms 8000
+echo "[demo] the alerts the demo traffic raised (all demo runs so far; \`agentledger alerts --state all\` for resolved ones too):"
+for rule in stuck_loop stalled_loop waiting_on_human convergence subagent_failure_rate chain_integrity; do
+  echo "  $rule:"; cli alerts --rule "$rule" --limit 3
+done
 echo "[demo] done. Query ClickHouse at http://127.0.0.1:8123 (agentledger/agentledger), database agentledger;"
 echo "[demo] stop the stack with: infra/stack.sh down"

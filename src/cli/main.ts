@@ -4,6 +4,7 @@
  */
 import { ConfigError, loadEnv, parseConfig, type Config } from '../config/index.js';
 import { createLogger } from '../observability/logger.js';
+import { alertsCommand } from './alerts.js';
 import { UsageError, type Command } from './command.js';
 import { configCommand } from './config.js';
 import { crazeCommand } from './craze.js';
@@ -30,6 +31,7 @@ const commands: readonly Command[] = [
   spendCommand,
   rollupsCommand,
   reportCommand,
+  alertsCommand,
   doctorCommand,
   configCommand,
   produceDemoCommand,

@@ -1,5 +1,18 @@
 import { Queue, Worker } from 'bullmq';
-import { ROLLUP_JOB_OPTIONS, ROLLUPS_QUEUE, SWEEP_JOB, SWEEP_SCHEDULER, sweepPayload } from '../jobs/queues.js';
+import { deliveryProcessor } from '../alerts/delivery.js';
+import { alertSweep, alertWatermark } from '../alerts/sweep.js';
+import {
+  ALERT_DELIVERIES_QUEUE,
+  ALERT_SWEEP_JOB,
+  ALERT_SWEEP_SCHEDULER,
+  ALERTS_QUEUE,
+  alertSweepPayload,
+  ROLLUP_JOB_OPTIONS,
+  ROLLUPS_QUEUE,
+  SWEEP_JOB,
+  SWEEP_SCHEDULER,
+  sweepPayload,
+} from '../jobs/queues.js';
 import { createRedis, probeRedis, redisFailure } from '../jobs/redis.js';
 import { compact, compactor, sweep, watermarks } from '../rollups/rollups.js';
 import { failureMessage } from '../sink/clickhouse/errors.js';
@@ -10,7 +23,7 @@ import { parseOptions, wholeNumberOption } from './command.js';
 
 export const workerCommand: Command = {
   name: 'worker',
-  summary: 'run the BullMQ jobs: rollup sweeps every AGENTLEDGER_ROLLUP_SWEEP_MS',
+  summary: 'run the BullMQ jobs: rollup sweeps, alert sweeps and alert deliveries',
   help: `Usage: agentledger worker [--stop-after-ms N]
 
 Runs the background jobs on Redis (BullMQ) until SIGTERM or SIGINT:
@@ -18,6 +31,11 @@ Runs the background jobs on Redis (BullMQ) until SIGTERM or SIGINT:
   recomputes the hour rollups the rows stored since the last sweep touched
   (README "Rollups"). One sweep runs at a time across all workers (BullMQ
   global concurrency 1); a sweep killed half-way is redone by the next.
+- alerts: every AGENTLEDGER_ALERT_SWEEP_MS (default 30000) a sweep evaluates
+  the alert rules over the loops with news, the unfinished and the gapped
+  (README "Alerts"), one at a time across all workers; each transition is
+  recorded in the alerts table and delivered to AGENTLEDGER_ALERT_WEBHOOK_URL
+  (signed with AGENTLEDGER_ALERT_WEBHOOK_SECRET), retried with backoff.
 Start as many workers as you like, on any machines sharing the Redis and
 ClickHouse: the queue spreads the jobs. A stop waits for the job in hand.
 Every AGENTLEDGER_ROLLUP_COMPACT_MS (default 3600000) a sweep also drops the
@@ -35,9 +53,9 @@ outage is waited out.
     const prefix = config.redis.queuePrefix;
     const ch = createClickHouse(config.clickhouse);
     // A wrong setting stops the worker now, not once per sweep forever.
-    await watermarks(ch).catch(async (err: unknown) => {
+    await Promise.all([watermarks(ch), alertWatermark(ch)]).catch(async (err: unknown) => {
       await ch.close();
-      throw new Error(`ClickHouse cannot serve the rollups (${failureMessage(err)}): check AGENTLEDGER_CLICKHOUSE_* and run agentledger migrate`);
+      throw new Error(`ClickHouse cannot serve the rollups and alerts (${failureMessage(err)}): check AGENTLEDGER_CLICKHOUSE_* and run agentledger migrate`);
     });
     const adminClient = createClickHouse(migratorSettings(config.clickhouse));
     const admin = await compactor(adminClient, log);
@@ -51,9 +69,10 @@ outage is waited out.
     };
     redis.on('error', onRedisError);
     redis.on('ready', () => (said = false));
-    // BullMQ closes no connection it was handed: both are closed below.
-    const blocking = redis.duplicate();
-    blocking.on('error', onRedisError);
+    // BullMQ closes no connection it was handed: all are closed below. Each
+    // worker blocks on its own.
+    const [blocking, alertBlocking, deliveryBlocking] = [redis.duplicate(), redis.duplicate(), redis.duplicate()];
+    for (const c of [blocking, alertBlocking, deliveryBlocking]) c.on('error', onRedisError);
     const queue = new Queue(ROLLUPS_QUEUE, { connection: redis, prefix, defaultJobOptions: ROLLUP_JOB_OPTIONS });
     await queue.setGlobalConcurrency(1);
     await queue.upsertJobScheduler(SWEEP_SCHEDULER, { every: config.rollups.sweepMs }, { name: SWEEP_JOB, data: {} });
@@ -74,6 +93,29 @@ outage is waited out.
     );
     worker.on('error', onRedisError);
     worker.on('failed', (_job, err) => log.warn('rollup sweep failed; the next one redoes its work', { error: err.message }));
+    const deliveries = new Queue(ALERT_DELIVERIES_QUEUE, { connection: redis, prefix });
+    const alertQueue = new Queue(ALERTS_QUEUE, { connection: redis, prefix, defaultJobOptions: ROLLUP_JOB_OPTIONS });
+    await alertQueue.setGlobalConcurrency(1);
+    await alertQueue.upsertJobScheduler(ALERT_SWEEP_SCHEDULER, { every: config.alerts.sweepMs }, { name: ALERT_SWEEP_JOB, data: {} });
+    const alertDeps = { ch, redis, prefix, deliveries, rules: config.alerts.rules, renotifyMs: config.alerts.renotifyMs, lateMs: config.rollups.lateMs, log };
+    const alertWorker = new Worker(
+      ALERTS_QUEUE,
+      async (job) => {
+        alertSweepPayload.parse(job.data);
+        const started = Date.now();
+        const r = await alertSweep(alertDeps, started);
+        log.info('alert sweep done', { evaluated: r.evaluated, notified: r.notified, ms: Date.now() - started });
+        return r;
+      },
+      { connection: alertBlocking, prefix, concurrency: 1 },
+    );
+    alertWorker.on('error', onRedisError);
+    alertWorker.on('failed', (_job, err) => log.warn('alert sweep failed; the next one redoes its work', { error: err.message }));
+    const deliveryWorker = new Worker(ALERT_DELIVERIES_QUEUE, deliveryProcessor(config.alerts.webhook), { connection: deliveryBlocking, prefix, concurrency: 4 });
+    deliveryWorker.on('error', onRedisError);
+    deliveryWorker.on('failed', (job, err) =>
+      log.warn(job !== undefined && job.attemptsMade >= (job.opts.attempts ?? 1) ? 'alert delivery failed for good: see agentledger alerts' : 'alert delivery failed; retrying', { error: err.message }),
+    );
     log.info('worker started', { queue: ROLLUPS_QUEUE, sweepMs: config.rollups.sweepMs });
     await new Promise<void>((resolve) => {
       process.once('SIGTERM', resolve);
@@ -81,9 +123,9 @@ outage is waited out.
       if (stopAfter !== undefined) setTimeout(resolve, stopAfter).unref();
     });
     log.info('worker stopping: waiting for the job in hand');
-    await worker.close();
-    await queue.close();
-    blocking.disconnect();
+    await Promise.all([worker.close(), alertWorker.close(), deliveryWorker.close()]);
+    await Promise.all([queue.close(), alertQueue.close(), deliveries.close()]);
+    for (const c of [blocking, alertBlocking, deliveryBlocking]) c.disconnect();
     redis.disconnect();
     await adminClient.close();
     await ch.close();

@@ -21,10 +21,10 @@ const brokerList = z
 
 const topicName = z.string().regex(name, 'expected a Kafka topic name (letters, digits, . _ -)');
 
-const httpUrl = z
-  .string()
-  .url('expected an http(s) URL such as http://127.0.0.1:8123')
-  .refine((u) => /^https?:\/\//.test(u), { message: 'expected an http(s) URL such as http://127.0.0.1:8123' });
+/** An http:// or https:// URL; `example` shows the expected shape in the error (one check, so one line per bad value). */
+const httpUrlLike = (example: string) => z.string().url({ protocol: /^https?$/, message: `expected an http(s) URL such as ${example}` });
+
+const httpUrl = httpUrlLike('http://127.0.0.1:8123');
 
 /** A file this process can read (a CA, certificate or key): checked at boot, not at the first connection. */
 const readableFile = z.string().refine(
@@ -52,6 +52,22 @@ const positiveInt = (max: number) =>
     .int('expected a whole number')
     .min(1, 'expected a number >= 1')
     .max(max, `expected a number <= ${max}`);
+
+/** Upper bound of the alert durations: a month covers any sensible wait or window, and keeps `now - ms` far from the Unix epoch. */
+const ALERT_MAX_MS = 31 * 86_400_000;
+/** Upper bound of the alert counts (warnings, outcomes). */
+const ALERT_MAX_COUNT = 1_000_000;
+
+/**
+ * A fraction from 0 to 1 as decimal text (`0.25`, `1`, `.5`). Not z.coerce:
+ * Number() would also take `1e-1`, `0x0`, ` 0.5` and `Infinity`, none of which
+ * anyone means as a failure rate.
+ */
+const fraction = z
+  .string()
+  .regex(/^(\d+(\.\d*)?|\.\d+)$/, 'expected a decimal number from 0 to 1, such as 0.25')
+  .transform(Number)
+  .refine((n) => n <= 1, 'expected a decimal number from 0 to 1, such as 0.25');
 
 /** The environment variables, their defaults and what they mean. */
 export const envSchema = z.object({
@@ -144,6 +160,43 @@ export const envSchema = z.object({
    * sweep). Default `4000`.
    */
   AGENTLEDGER_ROLLUP_SCAN_LOOPS: positiveInt(100_000_000).default(4000),
+  // --- Alerts (README "Alerts") ---
+  /** How often `agentledger worker` evaluates the alert rules, in ms. Default `30000`. */
+  AGENTLEDGER_ALERT_SWEEP_MS: positiveInt(86_400_000).default(30_000),
+  /** How long a firing alert stays quiet before it is notified again, in ms. Default `3600000`. */
+  AGENTLEDGER_ALERT_RENOTIFY_MS: positiveInt(ALERT_MAX_MS).default(3_600_000),
+  /** Rolling window of the `convergence` and `subagent_failure_rate` rules, in ms. Default `3600000`. */
+  AGENTLEDGER_ALERT_WINDOW_MS: positiveInt(ALERT_MAX_MS).default(3_600_000),
+  /** `convergence` fires at this many convergence warnings of a loop inside the window. Default `3`. */
+  AGENTLEDGER_ALERT_CONVERGENCE_MIN_WARNINGS: positiveInt(ALERT_MAX_COUNT).default(3),
+  /** `convergence` fires when one warning inside the window reports this count or more. Default `5`. */
+  AGENTLEDGER_ALERT_CONVERGENCE_COUNT: positiveInt(ALERT_MAX_COUNT).default(5),
+  /** `stalled_loop` fires for a running loop without an envelope (or interrupted) this long, in ms. Default `900000`. */
+  AGENTLEDGER_ALERT_STALLED_AFTER_MS: positiveInt(ALERT_MAX_MS).default(900_000),
+  /**
+   * `stalled_loop` ignores loops quiet for longer than this, in ms, so a
+   * backfill of old loops does not page. Must be above
+   * AGENTLEDGER_ALERT_STALLED_AFTER_MS. Default `86400000`.
+   */
+  AGENTLEDGER_ALERT_MAX_AGE_MS: positiveInt(12 * ALERT_MAX_MS).default(86_400_000),
+  /** `waiting_on_human` fires once a HumanRequested has been unanswered this long, in ms. Default `1800000`. */
+  AGENTLEDGER_ALERT_HUMAN_WAIT_MS: positiveInt(ALERT_MAX_MS).default(1_800_000),
+  /** `subagent_failure_rate` fires at or above this fraction of failed sub-agents of a kind, 0 to 1. Default `0.25`. */
+  AGENTLEDGER_ALERT_SUBAGENT_FAILURE_RATE: fraction.default(0.25),
+  /** `subagent_failure_rate` needs at least this many outcomes of a kind inside the window. Default `20`. */
+  AGENTLEDGER_ALERT_SUBAGENT_MIN_OUTCOMES: positiveInt(ALERT_MAX_COUNT).default(20),
+  /** `chain_integrity` fires for a gap still unfilled this long after it was stored, in ms. Default `300000`. */
+  AGENTLEDGER_ALERT_GAP_GRACE_MS: positiveInt(ALERT_MAX_MS).default(300_000),
+  /**
+   * Where alert notifications are POSTed (JSON, Slack-compatible `text`).
+   * Unset: transitions are recorded and listed by `agentledger alerts`, not
+   * sent. Shown as its origin only: the path of many webhooks is their token.
+   */
+  AGENTLEDGER_ALERT_WEBHOOK_URL: httpUrlLike('https://hooks.example.com/agentledger').optional(),
+  /** Shared secret signing every notification (HMAC-SHA256); needs AGENTLEDGER_ALERT_WEBHOOK_URL. Never printed. */
+  AGENTLEDGER_ALERT_WEBHOOK_SECRET: z.string().optional(),
+  /** Longest one webhook POST may take before the attempt counts as failed, in ms. Default `10000`. */
+  AGENTLEDGER_ALERT_WEBHOOK_TIMEOUT_MS: positiveInt(600_000).default(10_000),
   /** Rows per ClickHouse insert before a flush. Default `5000`. */
   AGENTLEDGER_BATCH_MAX_ROWS: positiveInt(1_000_000).default(5000),
   /** Longest a row waits in a batch before a flush, in ms. Default `1000`. */
@@ -180,6 +233,39 @@ export const envSchema = z.object({
 
 export type Env = z.infer<typeof envSchema>;
 
+/**
+ * Thresholds of the alert rules. The same shape as src/alerts/rules.ts's
+ * AlertRuleConfig, spelled out here because config/ may not import alerts/
+ * (alerts/ -> jobs/ -> config/ would be a cycle); test/unit/config-alerts
+ * checks that each is assignable to the other.
+ */
+export interface AlertRuleSettings {
+  readonly windowMs: number;
+  readonly convergenceMinWarnings: number;
+  readonly convergenceCount: number;
+  readonly stalledAfterMs: number;
+  readonly maxAgeMs: number;
+  readonly humanWaitMs: number;
+  readonly subagentFailureRate: number;
+  readonly subagentMinOutcomes: number;
+  readonly gapGraceMs: number;
+}
+
+/** Where notifications go: src/alerts/webhook.ts's Webhook, spelled out for the same reason. */
+export interface WebhookSettings {
+  readonly url: string;
+  readonly secret: string | undefined;
+  readonly timeoutMs: number;
+}
+
+export interface AlertsConfig {
+  readonly sweepMs: number;
+  readonly renotifyMs: number;
+  readonly rules: AlertRuleSettings;
+  /** Undefined when no AGENTLEDGER_ALERT_WEBHOOK_URL is set. */
+  readonly webhook: WebhookSettings | undefined;
+}
+
 /** The parsed configuration, grouped by the component that uses it. */
 export interface Config {
   readonly kafka: {
@@ -204,6 +290,7 @@ export interface Config {
   };
   readonly redis: { readonly url: string; readonly queuePrefix: string };
   readonly rollups: { readonly sweepMs: number; readonly lateMs: number; readonly compactMs: number; readonly scanLoops: number };
+  readonly alerts: AlertsConfig;
   readonly batch: { readonly maxRows: number; readonly maxWaitMs: number; readonly maxBytes: number };
   readonly envelopes: { readonly seqEncoding: 'binary' | 'decimal'; readonly maxPayloadBytes: number };
   readonly metricsPort: number;
@@ -234,13 +321,12 @@ export function parseConfig(env: NodeJS.ProcessEnv): Config {
   if (!parsed.success) {
     const problems = parsed.error.issues.map((issue) => {
       const key = String(issue.path[0] ?? '');
-      const shown = key.includes('PASSWORD') ? '(hidden)' : JSON.stringify(relevant[key] ?? '');
-      return `invalid setting ${key}=${shown}: ${issue.message}`;
+      return `invalid setting ${key}=${shownValue(key, relevant[key] ?? '')}: ${issue.message}`;
     });
     throw new ConfigError(problems);
   }
   const e = parsed.data;
-  const combinations = [...tlsSaslProblems(e), ...migratorProblems(e)];
+  const combinations = [...tlsSaslProblems(e), ...migratorProblems(e), ...alertProblems(e)];
   if (combinations.length > 0) throw new ConfigError(combinations);
   return {
     kafka: {
@@ -275,12 +361,41 @@ export function parseConfig(env: NodeJS.ProcessEnv): Config {
     },
     redis: { url: redisUrlWithPassword(e.AGENTLEDGER_REDIS_URL, e.AGENTLEDGER_REDIS_PASSWORD), queuePrefix: e.AGENTLEDGER_QUEUE_PREFIX },
     rollups: { sweepMs: e.AGENTLEDGER_ROLLUP_SWEEP_MS, lateMs: e.AGENTLEDGER_ROLLUP_LATE_MS, compactMs: e.AGENTLEDGER_ROLLUP_COMPACT_MS, scanLoops: e.AGENTLEDGER_ROLLUP_SCAN_LOOPS },
+    alerts: {
+      sweepMs: e.AGENTLEDGER_ALERT_SWEEP_MS,
+      renotifyMs: e.AGENTLEDGER_ALERT_RENOTIFY_MS,
+      rules: {
+        windowMs: e.AGENTLEDGER_ALERT_WINDOW_MS,
+        convergenceMinWarnings: e.AGENTLEDGER_ALERT_CONVERGENCE_MIN_WARNINGS,
+        convergenceCount: e.AGENTLEDGER_ALERT_CONVERGENCE_COUNT,
+        stalledAfterMs: e.AGENTLEDGER_ALERT_STALLED_AFTER_MS,
+        maxAgeMs: e.AGENTLEDGER_ALERT_MAX_AGE_MS,
+        humanWaitMs: e.AGENTLEDGER_ALERT_HUMAN_WAIT_MS,
+        subagentFailureRate: e.AGENTLEDGER_ALERT_SUBAGENT_FAILURE_RATE,
+        subagentMinOutcomes: e.AGENTLEDGER_ALERT_SUBAGENT_MIN_OUTCOMES,
+        gapGraceMs: e.AGENTLEDGER_ALERT_GAP_GRACE_MS,
+      },
+      webhook:
+        e.AGENTLEDGER_ALERT_WEBHOOK_URL === undefined
+          ? undefined
+          : { url: e.AGENTLEDGER_ALERT_WEBHOOK_URL, secret: e.AGENTLEDGER_ALERT_WEBHOOK_SECRET, timeoutMs: e.AGENTLEDGER_ALERT_WEBHOOK_TIMEOUT_MS },
+    },
     batch: { maxRows: e.AGENTLEDGER_BATCH_MAX_ROWS, maxWaitMs: e.AGENTLEDGER_BATCH_MAX_WAIT_MS, maxBytes: e.AGENTLEDGER_BATCH_MAX_BYTES },
     envelopes: { seqEncoding: e.AGENTLEDGER_SEQ_ENCODING, maxPayloadBytes: e.AGENTLEDGER_MAX_PAYLOAD_BYTES },
     metricsPort: e.AGENTLEDGER_METRICS_PORT,
     metricsHost: e.AGENTLEDGER_METRICS_HOST,
     logLevel: e.AGENTLEDGER_LOG_LEVEL,
   };
+}
+
+/**
+ * A rejected value as the error line shows it: a password or secret not at
+ * all, a URL without its password, a webhook URL as its origin only.
+ */
+function shownValue(key: string, value: string): string {
+  if (key.includes('PASSWORD') || key.includes('SECRET')) return '(hidden)';
+  if (key === 'AGENTLEDGER_ALERT_WEBHOOK_URL') return JSON.stringify(redactWebhookUrl(value));
+  return JSON.stringify(key.endsWith('_URL') ? redactUrl(value) : value);
 }
 
 /**
@@ -325,6 +440,25 @@ function migratorProblems(e: Env): string[] {
 }
 
 /**
+ * Alert settings that cannot work together: a webhook secret with no webhook
+ * would sign nothing (most likely the URL was forgotten), and a max age not
+ * above the stall time would drop every quiet loop before it could count as
+ * stalled, so `stalled_loop` would never fire for one.
+ */
+function alertProblems(e: Env): string[] {
+  const problems: string[] = [];
+  if (e.AGENTLEDGER_ALERT_WEBHOOK_SECRET !== undefined && e.AGENTLEDGER_ALERT_WEBHOOK_URL === undefined) {
+    problems.push('missing setting AGENTLEDGER_ALERT_WEBHOOK_URL: AGENTLEDGER_ALERT_WEBHOOK_SECRET is only used with it');
+  }
+  if (e.AGENTLEDGER_ALERT_MAX_AGE_MS <= e.AGENTLEDGER_ALERT_STALLED_AFTER_MS) {
+    problems.push(
+      `invalid setting AGENTLEDGER_ALERT_MAX_AGE_MS=${e.AGENTLEDGER_ALERT_MAX_AGE_MS}: must be above AGENTLEDGER_ALERT_STALLED_AFTER_MS=${e.AGENTLEDGER_ALERT_STALLED_AFTER_MS}, else no quiet loop is ever reported stalled`,
+    );
+  }
+  return problems;
+}
+
+/**
  * The Redis URL every client connects with: AGENTLEDGER_REDIS_PASSWORD written
  * into it unless it has a password of its own. One URL carries the credentials,
  * so each place that connects (BullMQ, doctor) authenticates the same way and
@@ -365,6 +499,22 @@ export function redactUrl(url: string): string {
   }
 }
 
+/**
+ * A webhook URL as it may be printed or logged: its scheme, host and port
+ * only. Unlike a service URL, a webhook's path and query are often its
+ * credential (Slack's and Discord's carry the token there), and it may carry
+ * a user and password too.
+ */
+export function redactWebhookUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    const bare = u.username === '' && u.password === '' && u.pathname === '/' && u.search === '' && u.hash === '';
+    return `${u.protocol}//${u.host}/${bare ? '' : '***'}`;
+  } catch {
+    return '(hidden)';
+  }
+}
+
 /** The settings as they may be shown: every password hidden, in its field and in URLs. */
 export function redactConfig(config: Config): Config {
   return {
@@ -376,6 +526,14 @@ export function redactConfig(config: Config): Config {
       migrator: { ...config.clickhouse.migrator, password: config.clickhouse.migrator.password ? '(set)' : '(empty)' },
     },
     redis: { ...config.redis, url: redactUrl(config.redis.url) },
+    alerts: {
+      ...config.alerts,
+      webhook: config.alerts.webhook && {
+        ...config.alerts.webhook,
+        url: redactWebhookUrl(config.alerts.webhook.url),
+        secret: config.alerts.webhook.secret === undefined ? '(unset)' : '(set)',
+      },
+    },
     kafka: { ...config.kafka, sasl: config.kafka.sasl && { ...config.kafka.sasl, password: config.kafka.sasl.password ? '(set)' : '(empty)' } },
   };
 }

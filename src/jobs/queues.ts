@@ -46,3 +46,10 @@ export const DELIVERY_JOB_OPTIONS = {
   removeOnComplete: { age: 7 * 24 * 3600 },
   removeOnFail: false,
 } as const;
+
+/** The alerts queue: one repeatable sweep evaluating every rule (src/alerts/sweep.ts). */
+export const ALERTS_QUEUE = 'alerts';
+export const ALERT_SWEEP_JOB = 'alert-sweep';
+/** The scheduler that adds an alert sweep every AGENTLEDGER_ALERT_SWEEP_MS. */
+export const ALERT_SWEEP_SCHEDULER = 'alert-sweep';
+export const alertSweepPayload = z.object({}).strict();

@@ -6,9 +6,6 @@
  * delivery in the failed set, with its reason.
  */
 import assert from 'node:assert/strict';
-import { createHmac, timingSafeEqual } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
 import { Queue, Worker } from 'bullmq';
 import { deliveryProcessor, enqueueNotice, failedDeliveries } from '../../src/alerts/delivery.js';
@@ -19,6 +16,7 @@ import { ALERT_DELIVERIES_QUEUE } from '../../src/jobs/queues.js';
 import { createRedis } from '../../src/jobs/redis.js';
 import { testContext, type TestContext } from '../support/context.js';
 import { sleep } from '../support/processes.js';
+import { webhookReceiver } from '../support/webhook-receiver.js';
 
 const SECRET = 'receiver-shared-secret';
 let ctx: TestContext;
@@ -29,33 +27,6 @@ before(async () => {
 after(async () => {
   await ctx.cleanup();
 });
-
-interface Received {
-  readonly status: number;
-  readonly key: string | undefined;
-  readonly signed: boolean;
-  readonly body: string;
-}
-
-/** A webhook receiver: answers 500 to its first `failures` requests, then 200; records every request and whether its signature verified. */
-async function receiver(failures: number): Promise<{ server: Server; url: string; got: Received[] }> {
-  const got: Received[] = [];
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const body = Buffer.concat(chunks).toString('utf8');
-      const want = Buffer.from(`sha256=${createHmac('sha256', SECRET).update(body).digest('hex')}`);
-      const sent = Buffer.from(String(req.headers['x-agentledger-signature'] ?? ''));
-      const signed = sent.length === want.length && timingSafeEqual(sent, want);
-      const status = got.length < failures ? 500 : signed ? 200 : 401;
-      got.push({ status, key: req.headers['idempotency-key'] as string | undefined, signed, body });
-      res.writeHead(status).end(status === 200 ? 'ok' : 'not now');
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, got };
-}
 
 const cond = (firing: boolean, detail: string): AlertCondition => ({ rule: 'chain_integrity', subject: 'loop-ω:1', firing, severity: firing ? 'critical' : 'info', detail });
 
@@ -82,7 +53,7 @@ async function until(what: string, done: () => boolean): Promise<void> {
 }
 
 test('a receiver that fails three times then recovers gets each transition once, signed, whoever enqueued it', { timeout: 90_000 }, async () => {
-  const { server, url, got } = await receiver(3);
+  const { url, got, close } = await webhookReceiver(SECRET, 3);
   const redis = createRedis(ctx.config.redis.url);
   const blocking = redis.duplicate();
   const prefix = `${ctx.config.redis.queuePrefix}_ok`;
@@ -112,12 +83,12 @@ test('a receiver that fails three times then recovers gets each transition once,
     await queue.close();
     blocking.disconnect();
     redis.disconnect();
-    server.close();
+    await close();
   }
 });
 
 test('a receiver that never takes it: the delivery ends in the failed set with the reason, after its attempts', { timeout: 90_000 }, async () => {
-  const { server, url, got } = await receiver(Number.MAX_SAFE_INTEGER);
+  const { url, got, close } = await webhookReceiver(SECRET, Number.MAX_SAFE_INTEGER);
   const redis = createRedis(ctx.config.redis.url);
   const blocking = redis.duplicate();
   const prefix = `${ctx.config.redis.queuePrefix}_fail`;
@@ -143,6 +114,6 @@ test('a receiver that never takes it: the delivery ends in the failed set with t
     await queue.close();
     blocking.disconnect();
     redis.disconnect();
-    server.close();
+    await close();
   }
 });

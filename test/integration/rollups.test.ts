@@ -12,7 +12,6 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { after, before, test } from 'node:test';
 import { MIGRATIONS_DIR } from '../../src/cli/migrate.js';
-import { envelopeJson, linkHash } from '../../src/demo/traffic/envelope.js';
 import { generateSpendTraffic } from '../../src/demo/traffic/index.js';
 import { createRedis } from '../../src/jobs/redis.js';
 import { ROLLUP_TABLES } from '../../src/rollups/rollups.js';
@@ -21,6 +20,7 @@ import { migrate } from '../../src/sink/clickhouse/migrate.js';
 import { querySql, renderSql } from '../../src/sink/clickhouse/sql.js';
 import { command, query } from '../support/clickhouse.js';
 import { testContext, type TestContext } from '../support/context.js';
+import { chain } from '../support/envelope-chain.js';
 import { produceEnvelopes } from '../support/envelope-topic.js';
 import { BIN, prng, runCli, sleep, type Running } from '../support/processes.js';
 
@@ -352,17 +352,6 @@ test('a rollup version counter lost with Redis restarts above the highest commit
   assert.ok(version > BigInt(top!.v), `the sweep's version ${version} is above the committed ${top!.v}`);
   await assertRollupsExact();
 });
-
-/** One loop's chain, built link by link: [seq, RFC 3339 time, kind, payload JSON]. */
-function chain(loopId: string, links: readonly (readonly [string, string, string])[]): { key: string; value: Buffer }[] {
-  let prev: Buffer = Buffer.alloc(0);
-  return links.map(([time, kind, payload], i) => {
-    const body = Buffer.from(payload);
-    const hash = linkHash(prev, loopId, i + 1, time, kind, body);
-    prev = hash;
-    return { key: loopId, value: Buffer.from(envelopeJson(loopId, i + 1, time, kind, body, hash)) };
-  });
-}
 
 // Last: it adds loops the generator's totals do not know.
 test('a ForkedFrom, or a grandparent link, stored a sweep after the calls it concerns, hours later, recomputes the calls\' hour', { timeout: 120_000 }, async () => {

@@ -1,7 +1,8 @@
 /**
  * No secret is ever printed (issue 9, "Secrets never printed"): a distinctive
  * secret is planted in every password-like setting (each *_PASSWORD variable,
- * and the passwords in the ClickHouse and Redis URLs), then every command runs
+ * the passwords in the ClickHouse and Redis URLs, the alert webhook's secret,
+ * and the password and token in its URL), then every command runs
  * at debug level against the real stack and against endpoints where nothing
  * listens, so that both normal output and every error path are printed. Not
  * one byte of stdout or stderr may hold the secret, in plain text, URL-encoded
@@ -47,7 +48,9 @@ function withPassword(url: string, user: string): string {
 
 /**
  * `env` with the secret in every *_PASSWORD setting the schema knows (and the
- * user or mechanism each needs), and in the Redis URL; with `clickhouse`, in
+ * user or mechanism each needs), in the Redis URL, and in the alert webhook's
+ * secret and URL (as its password and, as Slack's carry their token, in its
+ * path; nothing listens on its port); with `clickhouse`, in
  * the ClickHouse settings and URL too (a wrong password there stops most
  * commands early, so one run leaves ClickHouse's right).
  */
@@ -62,6 +65,8 @@ function planted(env: Record<string, string>, clickhouse: boolean): Record<strin
     }
   }
   out['AGENTLEDGER_REDIS_URL'] = withPassword(env['AGENTLEDGER_REDIS_URL'] ?? 'redis://127.0.0.1:6379', 'agentledger');
+  out['AGENTLEDGER_ALERT_WEBHOOK_URL'] = withPassword(`http://127.0.0.1:9/services/${encodeURIComponent(SECRET)}`, 'hook');
+  out['AGENTLEDGER_ALERT_WEBHOOK_SECRET'] = SECRET;
   if (clickhouse) out['AGENTLEDGER_CLICKHOUSE_URL'] = withPassword(env['AGENTLEDGER_CLICKHOUSE_URL'] ?? 'http://127.0.0.1:8123', env['AGENTLEDGER_CLICKHOUSE_USER'] ?? USER);
   return out;
 }
@@ -87,6 +92,8 @@ const RUNS: readonly (readonly string[])[] = [
   ['ingest', '--no-migrate', '--idle-exit-ms', '500'],
   ['produce-demo', '--loops', '1', '--envelopes', '1'],
   ['rollups', 'sweep'],
+  ['alerts'],
+  ['alerts', '--json', '--state', 'all'],
   ['worker', '--stop-after-ms', '1500'],
 ];
 
@@ -122,8 +129,14 @@ test('real stack, every secret planted: logins fail, nothing is printed', { time
   const env = planted(ctx.env, true);
   const runs = await runAll(env);
   // The secret was in use: config saw it (and hid it), ClickHouse refused it.
-  const shown = JSON.parse(get(runs, 'config --json').stdout) as { clickhouse: { url: string }; kafka: { sasl: { password: string } }; redis: { url: string } };
+  const shown = JSON.parse(get(runs, 'config --json').stdout) as {
+    clickhouse: { url: string };
+    kafka: { sasl: { password: string } };
+    redis: { url: string };
+    alerts: { webhook: { url: string; secret: string } };
+  };
   assert.equal(shown.kafka.sasl.password, '(set)');
+  assert.deepEqual([shown.alerts.webhook.url, shown.alerts.webhook.secret], ['http://127.0.0.1:9/***', '(set)']);
   assert.match(shown.clickhouse.url, /:\*\*\*@/);
   assert.match(shown.redis.url, /:\*\*\*@/);
   assert.equal(get(runs, 'migrate').code, 1);
@@ -148,7 +161,7 @@ test('nothing listening anywhere, every secret planted: every error path, nothin
   const doctor = get(runs, 'doctor');
   assert.equal(doctor.code, 1);
   assert.equal(doctor.stdout.match(/^FAIL /gm)?.length, 3, doctor.stdout);
-  for (const run of ['migrate', 'sessions', 'report', 'loops', 'spend', 'craze push ' + emptyDir, 'ingest --no-migrate --idle-exit-ms 500']) {
+  for (const run of ['migrate', 'sessions', 'report', 'loops', 'spend', 'alerts', 'craze push ' + emptyDir, 'ingest --no-migrate --idle-exit-ms 500']) {
     assert.equal(get(runs, run).code, 1, `${run}: ${get(runs, run).stderr}`);
   }
 });

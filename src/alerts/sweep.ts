@@ -1,0 +1,206 @@
+/**
+ * One alert sweep (issue 11): the loops with news since the last sweep, the
+ * unfinished and the gapped are evaluated (evaluate.ts), each condition steps
+ * its (rule, subject)'s state (state.ts), and each notification is recorded
+ * in the `alerts` table and queued for delivery (delivery.ts) — once, however
+ * the sweep dies and whichever worker runs it:
+ * 1. the new state is written to Redis with the notification marked pending
+ *    (compare-and-set against the state it was stepped from: a zombie sweep
+ *    that read an older state writes nothing);
+ * 2. the transition row is inserted (its key collapses a repeat) and the
+ *    delivery job added (its id is the key: a repeat is a no-op);
+ * 3. the mark is cleared.
+ * A sweep that died between 1 and 3 leaves the mark: the next sweep redoes 2
+ * with the stored state, whose key is the same. Redis that lost its data is
+ * refilled from the `alerts` table before anything is stepped, so what was
+ * notified is not notified again.
+ */
+import type { ClickHouseClient } from '@clickhouse/client';
+import type { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { Logger } from '../observability/logger.js';
+import { querySql, renderSql, type SqlValue } from '../sink/clickhouse/sql.js';
+import { enqueueNotice } from './delivery.js';
+import { evaluate } from './evaluate.js';
+import { RULE_IDS, type AlertCondition, type AlertRuleConfig, type RuleId, type Severity } from './rules.js';
+import { notificationKey, step, type AlertState, type Notification } from './state.js';
+import { noticeOf } from './webhook.js';
+
+export interface AlertSweepDeps {
+  readonly ch: ClickHouseClient;
+  readonly redis: Redis;
+  /** Key prefix in Redis (AGENTLEDGER_QUEUE_PREFIX). */
+  readonly prefix: string;
+  readonly deliveries: Queue;
+  readonly rules: AlertRuleConfig;
+  readonly renotifyMs: number;
+  /** How far back a sweep looks again for rows stored late (AGENTLEDGER_ROLLUP_LATE_MS). */
+  readonly lateMs: number;
+  readonly log: Logger;
+}
+
+export interface AlertSweepResult {
+  readonly evaluated: number;
+  readonly notified: number;
+}
+
+/** A stored state, with the notification that is recorded and queued but not yet confirmed. */
+interface Stored extends AlertState {
+  readonly pending?: Notification;
+}
+
+async function rows<T>(ch: ClickHouseClient, name: string, params: Record<string, SqlValue> = {}): Promise<T[]> {
+  return ch.query({ query: renderSql(querySql(name), params), format: 'JSONEachRow' }).then((r) => r.json<T>());
+}
+
+const stateKey = (prefix: string): string => `${prefix}:alerts:state`;
+const seededKey = (prefix: string): string => `${prefix}:alerts:seeded`;
+const field = (rule: string, subject: string): string => JSON.stringify([rule, subject]);
+
+/** Sets a hash field only if it still holds `expected` ('' for absent): the compare-and-set of step 1. */
+const CAS = `
+local current = redis.call('HGET', KEYS[1], ARGV[1]) or ''
+if current ~= ARGV[2] then return 0 end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
+return 1`;
+
+async function compareAndSet(redis: Redis, prefix: string, f: string, expected: string, next: string): Promise<boolean> {
+  return (await redis.eval(CAS, 1, stateKey(prefix), f, expected, next)) === 1;
+}
+
+/**
+ * Refills Redis from the `alerts` table when it has lost the states (no
+ * seeded mark): each (rule, subject)'s latest transition is its state.
+ */
+async function seed(deps: AlertSweepDeps): Promise<void> {
+  const { redis, prefix } = deps;
+  if ((await redis.exists(seededKey(prefix))) === 1) return;
+  const held = await rows<{
+    rule: string;
+    subject: string;
+    state: string;
+    severity: string;
+    fired_at_ms: string;
+    resolved_at_ms: string;
+    last_notified_at_ms: string;
+    notifications: string;
+    detail: string;
+  }>(deps.ch, 'alert_states');
+  for (const r of held) {
+    if (!(RULE_IDS as readonly string[]).includes(r.rule)) continue;
+    const state: AlertState = {
+      rule: r.rule as RuleId,
+      subject: r.subject,
+      state: r.state === 'firing' ? 'firing' : 'resolved',
+      severity: r.severity as Severity,
+      firedAt: Number(r.fired_at_ms),
+      ...(Number(r.resolved_at_ms) > 0 ? { resolvedAt: Number(r.resolved_at_ms) } : {}),
+      lastNotifiedAt: Number(r.last_notified_at_ms),
+      notifications: Number(r.notifications),
+      detail: r.detail,
+    };
+    // A state a worker stepped since (a newer one in Redis) stays.
+    await redis.hsetnx(stateKey(prefix), field(r.rule, r.subject), JSON.stringify(state));
+  }
+  await redis.set(seededKey(prefix), String(held.length));
+  if (held.length > 0) deps.log.info('alert states rebuilt from the alerts table', { states: held.length });
+}
+
+/** Step 2: the transition row and the delivery job, both keyed by the transition. */
+async function recordAndQueue(deps: AlertSweepDeps, state: AlertState, kind: Notification): Promise<void> {
+  await deps.ch.command({
+    query: renderSql(querySql('alert_record'), {
+      rule: state.rule,
+      subject: state.subject,
+      transition_key: notificationKey(state, kind),
+      notification: kind,
+      state: state.state,
+      severity: state.severity,
+      fired_at_ms: BigInt(state.firedAt),
+      resolved_at_ms: BigInt(state.resolvedAt ?? 0),
+      at_ms: BigInt(state.lastNotifiedAt),
+      notifications: state.notifications,
+      detail: state.detail,
+    }),
+  });
+  await enqueueNotice(deps.deliveries, noticeOf(state, kind));
+}
+
+const withoutPending = ({ pending: _pending, ...state }: Stored): AlertState => state;
+
+/** Finishes what a dead sweep left marked pending. */
+async function finishPending(deps: AlertSweepDeps): Promise<number> {
+  const all = await deps.redis.hgetall(stateKey(deps.prefix));
+  let n = 0;
+  for (const [f, text] of Object.entries(all)) {
+    const stored = JSON.parse(text) as Stored;
+    if (stored.pending === undefined) continue;
+    await recordAndQueue(deps, withoutPending(stored), stored.pending);
+    if (await compareAndSet(deps.redis, deps.prefix, f, text, JSON.stringify(withoutPending(stored)))) n++;
+  }
+  return n;
+}
+
+/**
+ * Conditions for the firing sub-agent kinds the window no longer has any
+ * outcome of: they resolve (the rule only sees kinds with rows).
+ */
+function quietKinds(held: Record<string, string>, conditions: readonly AlertCondition[]): AlertCondition[] {
+  const seen = new Set(conditions.filter((c) => c.rule === 'subagent_failure_rate').map((c) => c.subject));
+  const quiet: AlertCondition[] = [];
+  for (const text of Object.values(held)) {
+    const s = JSON.parse(text) as Stored;
+    if (s.rule === 'subagent_failure_rate' && s.state === 'firing' && !seen.has(s.subject)) {
+      quiet.push({ rule: s.rule, subject: s.subject, firing: false, severity: 'info', detail: 'no outcome in the window' });
+    }
+  }
+  return quiet;
+}
+
+/** Reads what a sweep starts from: what a worker checks at start (the tables exist, the user may read them). */
+export async function alertWatermark(ch: ClickHouseClient): Promise<void> {
+  await rows(ch, 'alert_watermark');
+}
+
+/** One sweep at `now` (ms). */
+export async function alertSweep(deps: AlertSweepDeps, now: number): Promise<AlertSweepResult> {
+  const { ch, redis, prefix } = deps;
+  await seed(deps);
+  let notified = await finishPending(deps);
+  const [mark] = await rows<{ swept_through: string | number; stored_through: string | number }>(ch, 'alert_watermark');
+  const sweptThrough = Number(mark?.swept_through ?? 0);
+  const storedThrough = Number(mark?.stored_through ?? 0);
+  const sinceAge = Math.max(0, Math.floor((now - deps.rules.maxAgeMs) / 1000));
+  const sinceNew = sweptThrough === 0 ? 0 : Math.max(0, sweptThrough - Math.ceil(deps.lateMs / 1000));
+  const candidates = (await rows<{ loop_id: string }>(ch, 'alert_candidate_loops', { since_age: sinceAge, since_new: sinceNew })).map((r) => r.loop_id);
+  // Loops whose alert is firing are looked at again, whatever their age, so they can resolve.
+  const held = await redis.hgetall(stateKey(prefix));
+  const firingLoops = Object.values(held)
+    .map((text) => JSON.parse(text) as Stored)
+    .filter((s) => s.state === 'firing' && s.rule !== 'subagent_failure_rate' && s.rule !== 'spend_budget')
+    .map((s) => s.subject);
+  const loops = [...new Set([...candidates, ...firingLoops])];
+  const conditions = await evaluate(ch, loops, now, deps.rules, deps.lateMs);
+  for (const cond of [...conditions, ...quietKinds(held, conditions)]) {
+    const f = field(cond.rule, cond.subject);
+    const before = held[f] ?? '';
+    const prev = before === '' ? undefined : withoutPending(JSON.parse(before) as Stored);
+    const s = step(prev, cond, now, deps.renotifyMs);
+    if (s.next === undefined) continue;
+    if (s.notify === undefined) {
+      const text = JSON.stringify(s.next);
+      if (text !== before && !(await compareAndSet(redis, prefix, f, before, text))) deps.log.warn('alert state changed under this sweep; left to the next', { rule: cond.rule });
+      continue;
+    }
+    const marked = JSON.stringify({ ...s.next, pending: s.notify } satisfies Stored);
+    if (!(await compareAndSet(redis, prefix, f, before, marked))) {
+      deps.log.warn('alert state changed under this sweep; left to the next', { rule: cond.rule });
+      continue;
+    }
+    await recordAndQueue(deps, s.next, s.notify);
+    await compareAndSet(redis, prefix, f, marked, JSON.stringify(s.next));
+    notified++;
+  }
+  await ch.command({ query: renderSql(querySql('alert_sweep_done'), { seen_through: storedThrough, evaluated: loops.length, transitions: notified }) });
+  return { evaluated: loops.length, notified };
+}

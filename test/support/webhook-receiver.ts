@@ -1,0 +1,46 @@
+/**
+ * A webhook receiver on 127.0.0.1 for the alert tests: answers 500 to its
+ * first `failures` requests, then 200 to a request whose signature verifies
+ * (401 otherwise), and records every request.
+ */
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface Received {
+  readonly status: number;
+  readonly key: string | undefined;
+  readonly signed: boolean;
+  readonly body: string;
+}
+
+export interface Receiver {
+  readonly server: Server;
+  readonly url: string;
+  readonly got: Received[];
+  close(): Promise<void>;
+}
+
+export async function webhookReceiver(secret: string, failures: number): Promise<Receiver> {
+  const got: Received[] = [];
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks).toString('utf8');
+      const want = Buffer.from(`sha256=${createHmac('sha256', secret).update(body).digest('hex')}`);
+      const sent = Buffer.from(String(req.headers['x-agentledger-signature'] ?? ''));
+      const signed = sent.length === want.length && timingSafeEqual(sent, want);
+      const status = got.length < failures ? 500 : signed ? 200 : 401;
+      got.push({ status, key: req.headers['idempotency-key'] as string | undefined, signed, body });
+      res.writeHead(status).end(status === 200 ? 'ok' : 'not now');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    server,
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
+    got,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
