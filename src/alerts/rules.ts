@@ -19,6 +19,7 @@
  * - Details are bounded (MAX_DETAIL characters, MAX_ITEMS items listed) so a
  *   loop with ten thousand warnings still makes a readable notification.
  */
+import type { AlertRuleSettings } from '../config/index.js';
 import { picoToUsdText } from '../money/picodollars.js';
 
 export const RULE_IDS = [
@@ -43,27 +44,8 @@ export interface AlertCondition {
   readonly detail: string;
 }
 
-/** Thresholds of every rule; the environment schema supplies them, with these defaults. */
-export interface AlertRuleConfig {
-  /** Rolling window of `convergence` and `subagent_failure_rate` (default 1 h). */
-  readonly windowMs: number;
-  /** `convergence` fires at this many warnings inside the window (default 3). */
-  readonly convergenceMinWarnings: number;
-  /** `convergence` fires when one warning inside the window reports this count (default 5). */
-  readonly convergenceCount: number;
-  /** `stalled_loop` fires after this long without an envelope, or interrupted (default 15 min). */
-  readonly stalledAfterMs: number;
-  /** `stalled_loop` ignores loops quiet for longer than this, so a backfill does not page (default 24 h). */
-  readonly maxAgeMs: number;
-  /** `waiting_on_human` fires once a request has been unanswered this long (default 30 min). */
-  readonly humanWaitMs: number;
-  /** `subagent_failure_rate` fires at or above this fraction of failures, 0..1 (default 0.25). */
-  readonly subagentFailureRate: number;
-  /** `subagent_failure_rate` needs at least this many outcomes in the window to fire (default 20). */
-  readonly subagentMinOutcomes: number;
-  /** `chain_integrity` fires for a gap still unfilled this long after it was stored (default 5 min). */
-  readonly gapGraceMs: number;
-}
+/** Thresholds of every rule: the settings' shape (AGENTLEDGER_ALERT_*, README "Configuration"), one definition in config/. */
+export type AlertRuleConfig = AlertRuleSettings;
 
 export const DEFAULT_ALERT_RULE_CONFIG: AlertRuleConfig = {
   windowMs: 3_600_000,

@@ -8,6 +8,7 @@
  */
 import { createHmac } from 'node:crypto';
 import { z } from 'zod';
+import type { WebhookSettings } from '../config/index.js';
 import { notificationKey, type AlertState, type Notification } from './state.js';
 
 /** What a receiver gets, field for field (README, "Alerts"). */
@@ -57,12 +58,8 @@ export function signature(body: string, secret: string): string {
 export const SIGNATURE_HEADER = 'x-agentledger-signature';
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
 
-export interface Webhook {
-  readonly url: string;
-  /** Signs every body when set (AGENTLEDGER_ALERT_WEBHOOK_SECRET). */
-  readonly secret: string | undefined;
-  readonly timeoutMs: number;
-}
+/** The webhook settings (AGENTLEDGER_ALERT_WEBHOOK_*); the secret, when set, signs every body. */
+export type Webhook = WebhookSettings;
 
 /**
  * POSTs one notice. Resolves on a 2xx answer; throws otherwise (the status

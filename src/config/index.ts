@@ -233,25 +233,29 @@ export const envSchema = z.object({
 
 export type Env = z.infer<typeof envSchema>;
 
-/**
- * Thresholds of the alert rules. The same shape as src/alerts/rules.ts's
- * AlertRuleConfig, spelled out here because config/ may not import alerts/
- * (alerts/ -> jobs/ -> config/ would be a cycle); test/unit/config-alerts
- * checks that each is assignable to the other.
- */
+/** Thresholds of the alert rules (src/alerts/rules.ts reads them as AlertRuleConfig), with their defaults. */
 export interface AlertRuleSettings {
+  /** Rolling window of `convergence` and `subagent_failure_rate` (default 1 h). */
   readonly windowMs: number;
+  /** `convergence` fires at this many warnings inside the window (default 3). */
   readonly convergenceMinWarnings: number;
+  /** `convergence` fires when one warning inside the window reports this count (default 5). */
   readonly convergenceCount: number;
+  /** `stalled_loop` fires after this long without an envelope, or interrupted (default 15 min). */
   readonly stalledAfterMs: number;
+  /** `stalled_loop` ignores loops quiet for longer than this, so a backfill does not page (default 24 h). */
   readonly maxAgeMs: number;
+  /** `waiting_on_human` fires once a request has been unanswered this long (default 30 min). */
   readonly humanWaitMs: number;
+  /** `subagent_failure_rate` fires at or above this fraction of failures, 0..1 (default 0.25). */
   readonly subagentFailureRate: number;
+  /** `subagent_failure_rate` needs at least this many outcomes in the window to fire (default 20). */
   readonly subagentMinOutcomes: number;
+  /** `chain_integrity` fires for a gap still unfilled this long after it was stored (default 5 min). */
   readonly gapGraceMs: number;
 }
 
-/** Where notifications go: src/alerts/webhook.ts's Webhook, spelled out for the same reason. */
+/** Where notifications go (src/alerts/webhook.ts reads it as Webhook). */
 export interface WebhookSettings {
   readonly url: string;
   readonly secret: string | undefined;

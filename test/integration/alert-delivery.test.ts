@@ -16,7 +16,7 @@ import { ALERT_DELIVERIES_QUEUE } from '../../src/jobs/queues.js';
 import { createRedis } from '../../src/jobs/redis.js';
 import { testContext, type TestContext } from '../support/context.js';
 import { sleep } from '../support/processes.js';
-import { webhookReceiver } from '../support/webhook-receiver.js';
+import { webhookReceiver, type Received } from '../support/webhook-receiver.js';
 
 const SECRET = 'receiver-shared-secret';
 let ctx: TestContext;
@@ -44,6 +44,26 @@ function episode(): Notice[] {
   return notices;
 }
 
+/** A receiver refusing its first `failures` requests, and a deliveries queue and worker of their own posting to it; all closed after `body`. */
+async function withDeliveries(name: string, failures: number, body: (queue: Queue, got: Received[], url: string) => Promise<void>): Promise<void> {
+  const { url, got, close } = await webhookReceiver(SECRET, failures);
+  const redis = createRedis(ctx.config.redis.url);
+  const blocking = redis.duplicate();
+  const prefix = `${ctx.config.redis.queuePrefix}_${name}`;
+  const queue = new Queue(ALERT_DELIVERIES_QUEUE, { connection: redis, prefix });
+  const worker = new Worker(ALERT_DELIVERIES_QUEUE, deliveryProcessor({ url, secret: SECRET, timeoutMs: 5000 }), { connection: blocking, prefix });
+  try {
+    await body(queue, got, url);
+  } finally {
+    await worker.close();
+    await queue.obliterate({ force: true });
+    await queue.close();
+    blocking.disconnect();
+    redis.disconnect();
+    await close();
+  }
+}
+
 async function until(what: string, done: () => boolean): Promise<void> {
   for (let i = 0; i < 600; i++) {
     if (done()) return;
@@ -53,13 +73,7 @@ async function until(what: string, done: () => boolean): Promise<void> {
 }
 
 test('a receiver that fails three times then recovers gets each transition once, signed, whoever enqueued it', { timeout: 90_000 }, async () => {
-  const { url, got, close } = await webhookReceiver(SECRET, 3);
-  const redis = createRedis(ctx.config.redis.url);
-  const blocking = redis.duplicate();
-  const prefix = `${ctx.config.redis.queuePrefix}_ok`;
-  const queue = new Queue(ALERT_DELIVERIES_QUEUE, { connection: redis, prefix });
-  const worker = new Worker(ALERT_DELIVERIES_QUEUE, deliveryProcessor({ url, secret: SECRET, timeoutMs: 5000 }), { connection: blocking, prefix });
-  try {
+  await withDeliveries('ok', 3, async (queue, got) => {
     const notices = episode();
     const fast = { backoff: { type: 'exponential', delay: 50 } };
     // Two workers reached the same transitions; one of them twice.
@@ -77,24 +91,11 @@ test('a receiver that fails three times then recovers gets each transition once,
       assert.match(body.text, /^\[(critical|info)\] chain_integrity (firing|still firing|resolved): loop-ω:1: /);
     }
     assert.deepEqual(await failedDeliveries(queue), []);
-  } finally {
-    await worker.close();
-    await queue.obliterate({ force: true });
-    await queue.close();
-    blocking.disconnect();
-    redis.disconnect();
-    await close();
-  }
+  });
 });
 
 test('a receiver that never takes it: the delivery ends in the failed set with the reason, after its attempts', { timeout: 90_000 }, async () => {
-  const { url, got, close } = await webhookReceiver(SECRET, Number.MAX_SAFE_INTEGER);
-  const redis = createRedis(ctx.config.redis.url);
-  const blocking = redis.duplicate();
-  const prefix = `${ctx.config.redis.queuePrefix}_fail`;
-  const queue = new Queue(ALERT_DELIVERIES_QUEUE, { connection: redis, prefix });
-  const worker = new Worker(ALERT_DELIVERIES_QUEUE, deliveryProcessor({ url, secret: SECRET, timeoutMs: 5000 }), { connection: blocking, prefix });
-  try {
+  await withDeliveries('fail', Number.MAX_SAFE_INTEGER, async (queue, got, url) => {
     const [fired] = episode();
     await enqueueNotice(queue, fired!, { attempts: 3, backoff: { type: 'exponential', delay: 50 } });
     let failed: Awaited<ReturnType<typeof failedDeliveries>> = [];
@@ -108,12 +109,5 @@ test('a receiver that never takes it: the delivery ends in the failed set with t
     assert.match(failed[0]!.reason, /^webhook answered HTTP 500 "not now"$/);
     assert.equal(got.length, 3, 'one request per attempt');
     assert.ok(!failed[0]!.reason.includes(url), 'the URL (it may hold a token) is not in the reason');
-  } finally {
-    await worker.close();
-    await queue.obliterate({ force: true });
-    await queue.close();
-    blocking.disconnect();
-    redis.disconnect();
-    await close();
-  }
+  });
 });
