@@ -159,7 +159,10 @@ GROUP BY day, definition, outcome;
 -- names as loop_roots holds them); earlier hours are the committed rollups.
 -- Exact for every row of the open hours and every row the last sweep saw; a
 -- row stored since with an older time waits for the next sweep. The live
--- part reads envelopes FINAL: slower than the rollups on 18.16.
+-- part reads envelopes FINAL of the loops stored since an hour before the
+-- open hours (by primary key): a row timed in an open hour but stored over
+-- an hour before it (a producer clock far ahead) shows once its hour is
+-- closed and swept.
 CREATE VIEW IF NOT EXISTS spend_hourly_now AS
 SELECT hour, source, provider, model, loop_name, calls_sum, input_tokens_sum, output_tokens_sum, cost_pico_sum, unpriced_calls_sum
 FROM spend_rollup_model_hourly
@@ -181,12 +184,14 @@ FROM
             WHERE kind_class = 'ModelCalled'
               AND verdict IN ('ok', 'gap', 'time_regression')
               AND time >= (SELECT toStartOfHour(max(seen_through)) FROM rollup_sweeps)
+              AND loop_id IN (SELECT loop_id FROM envelopes WHERE ingested_at >= (SELECT toDateTime(greatest(toUInt32(toStartOfHour(max(seen_through))), 3600) - 3600) FROM rollup_sweeps))
         ) AS calls
         ANY LEFT JOIN
         (
             SELECT loop_id, max(fork_at_seq) AS replayed_to
             FROM envelopes FINAL
             WHERE kind_class = 'ForkedFrom' AND verdict NOT IN ('malformed', 'fork')
+              AND loop_id IN (SELECT loop_id FROM envelopes WHERE ingested_at >= (SELECT toDateTime(greatest(toUInt32(toStartOfHour(max(seen_through))), 3600) - 3600) FROM rollup_sweeps))
             GROUP BY loop_id
         ) AS forks USING loop_id
         WHERE seq > replayed_to
