@@ -68,6 +68,9 @@ Options:
   --ingest-loops N      produce-demo loops for the ingest comparison (default 4000)
   --ingest-envelopes N  envelopes per loop for it (default 50)
   --sweep-ms N          the worker's AGENTLEDGER_ROLLUP_SWEEP_MS during it (default 5000)
+  --late-ms N           the worker's AGENTLEDGER_ROLLUP_LATE_MS during it (default 60000: the month
+                        was loaded minutes before; with the 15 min default every sweep would
+                        redo all of it as just stored, which a deployment sees once, after a backfill)
   --keep                leave the database (dropped otherwise, also on failure)
   --print-sql           print the first load statement and the reads, and exit
   -h, --help            this text`;
@@ -83,6 +86,7 @@ const OPTIONS = {
   'ingest-loops': { type: 'string', default: '4000' },
   'ingest-envelopes': { type: 'string', default: '50' },
   'sweep-ms': { type: 'string', default: '5000' },
+  'late-ms': { type: 'string', default: '60000' },
   keep: { type: 'boolean', default: false },
   'print-sql': { type: 'boolean', default: false },
   help: { type: 'boolean', short: 'h', default: false },
@@ -116,6 +120,7 @@ const RUNS = num('runs', args.runs);
 const INGEST_LOOPS = num('ingest-loops', args['ingest-loops']);
 const INGEST_PER_LOOP = num('ingest-envelopes', args['ingest-envelopes']);
 const SWEEP_MS = num('sweep-ms', args['sweep-ms']);
+const LATE_MS = num('late-ms', args['late-ms']);
 if (LOOPS < 4 || CALLS < LOOPS || LOOPS > 100_000_000 || CALLS / LOOPS > 10_000) {
   process.stderr.write('rollups bench: needs --loops >= 4 and 1 <= --calls / --loops <= 10000\n');
   process.exit(2);
@@ -774,7 +779,7 @@ async function ingestComparison(ch: ClickHouseClient, topics: string[], groups: 
     let worker: ReturnType<typeof cli> | undefined;
     const sweeps0 = await sweepsDone();
     if (label === 'with worker') {
-      worker = cli(['worker'], env({ AGENTLEDGER_ROLLUP_SWEEP_MS: String(SWEEP_MS) }));
+      worker = cli(['worker'], env({ AGENTLEDGER_ROLLUP_SWEEP_MS: String(SWEEP_MS), AGENTLEDGER_ROLLUP_LATE_MS: String(LATE_MS) }));
       // Its first sweep done: the worker is up and sweeping when the ingest starts.
       const deadline = Date.now() + 60_000;
       while ((await sweepsDone()) === sweeps0) {
@@ -1093,7 +1098,7 @@ async function main(): Promise<number> {
         `ingest into the loaded database, ${(INGEST_LOOPS * INGEST_PER_LOOP).toLocaleString()} envelopes (runs: ${ingest.map((r) => `${r.label} ${Math.round(r.rate).toLocaleString()}/s${r.label === 'with worker' ? ` ${r.sweeps} sweeps` : ''}`).join(', ')}):`,
       );
       lines.push(
-        `  alone ${Math.round(alone).toLocaleString()} envelopes/s, with a worker sweeping every ${SWEEP_MS} ms ${Math.round(withWorker).toLocaleString()} envelopes/s: ratio ${ratio.toFixed(2)} ${ratio >= TARGET_RATIO ? 'PASS' : 'FAIL'} (>= ${TARGET_RATIO})`,
+        `  alone ${Math.round(alone).toLocaleString()} envelopes/s, with a worker sweeping every ${SWEEP_MS} ms (late window ${LATE_MS} ms) ${Math.round(withWorker).toLocaleString()} envelopes/s: ratio ${ratio.toFixed(2)} ${ratio >= TARGET_RATIO ? 'PASS' : 'FAIL'} (>= ${TARGET_RATIO})`,
       );
     }
     for (const n of notes) lines.push(`note: ${n}`);
