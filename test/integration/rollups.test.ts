@@ -55,12 +55,14 @@ async function caughtUp(worker: Running): Promise<void> {
   } finally {
     redis.disconnect();
   }
-  for (let i = 0; i < 600; i++) {
+  // After a SIGKILL the next worker waits for BullMQ to find the dead one's
+  // sweep stalled (its lock, 30 s, then the stalled check, every 30 s).
+  for (let i = 0; i < 1500; i++) {
     const [r] = await query<{ v: string }>(ctx, 'SELECT toString(max(version)) AS v FROM rollup_sweeps');
     if (BigInt(r?.v ?? '0') > now) return;
     await sleep(100);
   }
-  throw new Error(`no sweep began after the last row was stored, in 60 s: ${worker.stderr().slice(-3000)}`);
+  throw new Error(`no sweep began after the last row was stored, in 150 s: ${worker.stderr().slice(-3000)}`);
 }
 
 /** Per hour, source, provider and model: the committed rollups and the live view, as comparable rows. */
