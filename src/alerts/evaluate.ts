@@ -5,7 +5,7 @@
  * window edge is decided once, in the pure rules.
  */
 import type { ClickHouseClient } from '@clickhouse/client';
-import { inListChunks, querySql, renderSql, type SqlValue } from '../sink/clickhouse/sql.js';
+import { inListChunks, queryRows } from '../sink/clickhouse/sql.js';
 import {
   chainIntegrity,
   convergence,
@@ -21,9 +21,7 @@ import {
   type LoopWarningsRow,
 } from './rules.js';
 
-async function rows<T>(ch: ClickHouseClient, name: string, params: Record<string, SqlValue> = {}): Promise<T[]> {
-  return ch.query({ query: renderSql(querySql(name), params), format: 'JSONEachRow' }).then((r) => r.json<T>());
-}
+const rows = queryRows;
 
 /** Rows of a per-loop query, read a chunk of loops at a time. */
 async function perLoop<T>(ch: ClickHouseClient, name: string, loops: readonly string[]): Promise<T[]> {

@@ -19,7 +19,7 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from '../observability/logger.js';
-import { querySql, renderSql, type SqlValue } from '../sink/clickhouse/sql.js';
+import { queryRows, querySql, renderSql } from '../sink/clickhouse/sql.js';
 import { enqueueNotice } from './delivery.js';
 import { evaluate } from './evaluate.js';
 import { RULE_IDS, type AlertCondition, type AlertRuleConfig, type RuleId, type Severity } from './rules.js';
@@ -49,9 +49,7 @@ interface Stored extends AlertState {
   readonly pending?: Notification;
 }
 
-async function rows<T>(ch: ClickHouseClient, name: string, params: Record<string, SqlValue> = {}): Promise<T[]> {
-  return ch.query({ query: renderSql(querySql(name), params), format: 'JSONEachRow' }).then((r) => r.json<T>());
-}
+const rows = queryRows;
 
 const stateKey = (prefix: string): string => `${prefix}:alerts:state`;
 const seededKey = (prefix: string): string => `${prefix}:alerts:seeded`;

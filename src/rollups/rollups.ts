@@ -15,7 +15,7 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import type { Redis } from 'ioredis';
 import { foldLoopTree, type LoopFacts, type TreePlace } from '../account/loop-tree.js';
 import type { Logger } from '../observability/logger.js';
-import { inListChunks, querySql, renderSql, type SqlValue } from '../sink/clickhouse/sql.js';
+import { inListChunks, queryRows, querySql, renderSql, type SqlValue } from '../sink/clickhouse/sql.js';
 
 export interface RollupDeps {
   readonly ch: ClickHouseClient;
@@ -60,9 +60,7 @@ const HOURS_PER_STEP = 24;
 /** loop_ids appears three times in rollup_insert_runtime.sql; max_query_size is 262,144 bytes. */
 const LOOP_LIST_BYTES = 60_000;
 
-async function rows<T>(ch: ClickHouseClient, name: string, params: Record<string, SqlValue> = {}): Promise<T[]> {
-  return ch.query({ query: renderSql(querySql(name), params), format: 'JSONEachRow' }).then((r) => r.json<T>());
-}
+const rows = queryRows;
 
 async function exec(ch: ClickHouseClient, name: string, params: Record<string, SqlValue>): Promise<void> {
   await ch.command({ query: renderSql(querySql(name), params) });

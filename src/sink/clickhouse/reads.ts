@@ -9,7 +9,7 @@
  * Decimal128. Only counts that cannot pass 2^53 in practice become numbers.
  */
 import type { ClickHouseClient } from '@clickhouse/client';
-import { querySql, renderSql, type SqlValue } from './sql.js';
+import { queryRows } from './sql.js';
 
 /** No LIMIT: ClickHouse's LIMIT takes a UInt64, and no table holds this many rows. */
 const NO_LIMIT = 2n ** 64n - 1n;
@@ -25,9 +25,7 @@ function limitParam(limit: number | undefined): bigint {
   return limit > Number.MAX_SAFE_INTEGER ? NO_LIMIT : BigInt(limit);
 }
 
-async function read<T>(ch: ClickHouseClient, name: string, params: Record<string, SqlValue> = {}): Promise<T[]> {
-  return ch.query({ query: renderSql(querySql(name), params), format: 'JSONEachRow' }).then((r) => r.json<T>());
-}
+const read = queryRows;
 
 /** A 64-bit integer as ClickHouse writes it into JSON: a string (or a number when quoting is turned off). */
 type Int64Json = string | number;

@@ -133,3 +133,8 @@ export function inListChunks<T extends SqlValue>(values: readonly T[], budget = 
   if (chunk.length > 0) chunks.push(chunk);
   return chunks;
 }
+
+/** The rows of `queries/NAME.sql` with these parameters, as JSON objects: the one read every module uses. */
+export async function queryRows<T>(ch: ClickHouseClient, name: string, params: Record<string, SqlValue> = {}): Promise<T[]> {
+  return ch.query({ query: renderSql(querySql(name), params), format: 'JSONEachRow' }).then((r) => r.json<T>());
+}
