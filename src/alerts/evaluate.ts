@@ -19,6 +19,7 @@ import {
   type HumanRequestRow,
   type LoopActivityRow,
   type LoopWarningsRow,
+  type SubAgentOutcomeRow,
 } from './rules.js';
 
 const rows = queryRows;
@@ -107,12 +108,25 @@ async function withFilledGaps(ch: ClickHouseClient, findings: readonly ChainFind
   });
 }
 
+/** Of these loops, those with an envelope timed at or after `sinceMs`: what a backfill of older traffic is not. */
+export async function heardSince(ch: ClickHouseClient, loops: readonly string[], sinceMs: number): Promise<string[]> {
+  return (await perLoop<{ loop_id: string; last_ms: string }>(ch, 'alert_loop_last', loops)).filter((r) => Number(r.last_ms) >= sinceMs).map((r) => r.loop_id);
+}
+
 /**
- * Every rule's conditions at `now` for these loops (and the children they
- * reported Stuck), plus the sub-agent failure rates of the window.
- * `sinceIngest` (Unix seconds) bounds the partitions the window read visits.
+ * Every loop rule's conditions at `now` for these loops (and the children
+ * they reported Stuck), and with `rates` the sub-agent failure rates of the
+ * window (rows ingested since the window's start less `lateMs`: only recent
+ * partitions are read).
  */
-export async function evaluate(ch: ClickHouseClient, loops: readonly string[], now: number, config: AlertRuleConfig, lateMs: number): Promise<AlertCondition[]> {
+export async function evaluate(
+  ch: ClickHouseClient,
+  loops: readonly string[],
+  now: number,
+  config: AlertRuleConfig,
+  lateMs: number,
+  rates = true,
+): Promise<AlertCondition[]> {
   const stuckChildren = new Set((await perLoop<{ child: string }>(ch, 'alert_stuck_children', loops)).map((r) => r.child));
   const all = [...new Set([...loops, ...stuckChildren])];
   const folds = foldEvents(await perLoop<LoopEvent>(ch, 'alert_loop_events', all));
@@ -141,19 +155,25 @@ export async function evaluate(ch: ClickHouseClient, loops: readonly string[], n
       detail: r.detail,
     })),
   );
-  const windowStart = now - config.windowMs;
-  const outcomes = (
-    await rows<{ definition: string; outcome: string; at_ms: string }>(ch, 'alert_subagent_outcomes', {
-      since_ms: BigInt(Math.max(0, windowStart)),
-      since_ingest: Math.max(0, Math.floor((windowStart - lateMs) / 1000)),
-    })
-  ).map((r) => ({ source: 'runtime' as const, kind: r.definition, outcome: r.outcome, time: Number(r.at_ms) }));
   return [
     ...stuckLoop(warningRows),
     ...convergence(warningRows, now, config),
     ...stalledLoop(activity, now, config),
     ...waitingOnHuman(human, now, config),
     ...chainIntegrity(findings, now, config),
-    ...subagentFailureRate(outcomes, now, config),
+    ...(rates ? subagentFailureRate(await subagentOutcomes(ch, now, config, lateMs), now, config) : []),
+  ];
+}
+
+/** The window's sub-agent outcomes, from the loop runtime and from craze. */
+async function subagentOutcomes(ch: ClickHouseClient, now: number, config: AlertRuleConfig, lateMs: number): Promise<SubAgentOutcomeRow[]> {
+  const windowStart = now - config.windowMs;
+  const params = { since_ms: BigInt(Math.max(0, windowStart)), since_ingest: Math.max(0, Math.floor((windowStart - lateMs) / 1000)) };
+  const runtime = await rows<{ definition: string; outcome: string; at_ms: string }>(ch, 'alert_subagent_outcomes', params);
+  const craze = await rows<{ subagent_type: string; status: string; at_ms: string }>(ch, 'alert_craze_subagent_outcomes', params);
+  return [
+    ...runtime.map((r) => ({ source: 'runtime' as const, kind: r.definition, outcome: r.outcome, time: Number(r.at_ms) })),
+    // A roster row without a type still counts, under a kind of its own.
+    ...craze.map((r) => ({ source: 'craze' as const, kind: r.subagent_type === '' ? 'untyped' : r.subagent_type, outcome: r.status, time: Number(r.at_ms) })),
   ];
 }

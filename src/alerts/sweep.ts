@@ -21,8 +21,9 @@ import type { Redis } from 'ioredis';
 import type { Logger } from '../observability/logger.js';
 import { queryRows, querySql, renderSql } from '../sink/clickhouse/sql.js';
 import { enqueueNotice } from './delivery.js';
-import { evaluate } from './evaluate.js';
-import { RULE_IDS, type AlertCondition, type AlertRuleConfig, type RuleId, type Severity } from './rules.js';
+import { budgetSpend, budgetsAt, type Budgets } from './budgets.js';
+import { evaluate, heardSince } from './evaluate.js';
+import { RULE_IDS, spendBudget, type AlertCondition, type AlertRuleConfig, type RuleId, type Severity } from './rules.js';
 import { notificationKey, step, type AlertState, type Notification } from './state.js';
 import { noticeOf } from './webhook.js';
 
@@ -34,6 +35,8 @@ export interface AlertSweepDeps {
   readonly deliveries: Queue;
   readonly rules: AlertRuleConfig;
   readonly renotifyMs: number;
+  /** The `spend_budget` budgets (budgets.ts); undefined: none. */
+  readonly budgets?: Budgets;
   /** How far back a sweep looks again for rows stored late (AGENTLEDGER_ROLLUP_LATE_MS). */
   readonly lateMs: number;
   readonly log: Logger;
@@ -140,19 +143,28 @@ async function finishPending(deps: AlertSweepDeps): Promise<number> {
 }
 
 /**
- * Conditions for the firing sub-agent kinds the window no longer has any
- * outcome of: they resolve (the rule only sees kinds with rows).
+ * Conditions resolving the firing alerts of these rules whose subject the
+ * evaluation no longer reports: a sub-agent kind without an outcome in the
+ * window, a day that is over, a budget taken out of the file. (The rules only
+ * see the subjects with rows or budgets.)
  */
-function quietKinds(held: Record<string, string>, conditions: readonly AlertCondition[]): AlertCondition[] {
-  const seen = new Set(conditions.filter((c) => c.rule === 'subagent_failure_rate').map((c) => c.subject));
+function gone(held: Record<string, string>, conditions: readonly AlertCondition[], rules: readonly RuleId[]): AlertCondition[] {
+  const seen = new Set(conditions.map((c) => field(c.rule, c.subject)));
   const quiet: AlertCondition[] = [];
-  for (const text of Object.values(held)) {
+  for (const [f, text] of Object.entries(held)) {
     const s = JSON.parse(text) as Stored;
-    if (s.rule === 'subagent_failure_rate' && s.state === 'firing' && !seen.has(s.subject)) {
-      quiet.push({ rule: s.rule, subject: s.subject, firing: false, severity: 'info', detail: 'no outcome in the window' });
+    if (rules.includes(s.rule) && s.state === 'firing' && !seen.has(f)) {
+      quiet.push({ rule: s.rule, subject: s.subject, firing: false, severity: 'info', detail: s.rule === 'spend_budget' ? 'no longer budgeted (a day over, or the budget removed)' : 'no outcome in the window' });
     }
   }
   return quiet;
+}
+
+/** The `spend_budget` conditions at `now`: each budget in force against its spend so far. */
+async function budgetConditions(deps: AlertSweepDeps, now: number): Promise<AlertCondition[]> {
+  if (deps.budgets === undefined) return [];
+  const inForce = budgetsAt(deps.budgets, now);
+  return inForce.length === 0 ? [] : spendBudget(inForce, await budgetSpend(deps.ch, inForce, now));
 }
 
 /** Reads what a sweep starts from: what a worker checks at start (the tables exist, the user may read them). */
@@ -160,26 +172,56 @@ export async function alertWatermark(ch: ClickHouseClient): Promise<void> {
   await rows(ch, 'alert_watermark');
 }
 
-/** One sweep at `now` (ms). */
+/** One sweep at `now` (ms): every loop with news, unfinished, gapped or firing, and the sub-agent rates. */
 export async function alertSweep(deps: AlertSweepDeps, now: number): Promise<AlertSweepResult> {
   const { ch, redis, prefix } = deps;
   await seed(deps);
-  let notified = await finishPending(deps);
+  const pending = await finishPending(deps);
   const [mark] = await rows<{ swept_through: string | number; stored_through: string | number }>(ch, 'alert_watermark');
   const sweptThrough = Number(mark?.swept_through ?? 0);
   const storedThrough = Number(mark?.stored_through ?? 0);
   const sinceAge = Math.max(0, Math.floor((now - deps.rules.maxAgeMs) / 1000));
   const sinceNew = sweptThrough === 0 ? 0 : Math.max(0, sweptThrough - Math.ceil(deps.lateMs / 1000));
   const candidates = (await rows<{ loop_id: string }>(ch, 'alert_candidate_loops', { since_age: sinceAge, since_new: sinceNew })).map((r) => r.loop_id);
-  // Loops whose alert is firing are looked at again, whatever their age, so they can resolve.
   const held = await redis.hgetall(stateKey(prefix));
-  const firingLoops = Object.values(held)
+  const loops = [...new Set([...candidates, ...firingLoops(held)])];
+  const conditions = [...(await evaluate(ch, loops, now, deps.rules, deps.lateMs)), ...(await budgetConditions(deps, now))];
+  const notified = pending + (await apply(deps, held, [...conditions, ...gone(held, conditions, ['subagent_failure_rate', 'spend_budget'])], now));
+  await ch.command({ query: renderSql(querySql('alert_sweep_done'), { seen_through: storedThrough, evaluated: loops.length, transitions: notified }) });
+  return { evaluated: loops.length, notified };
+}
+
+/**
+ * One evaluation of the loops a flush touched (trigger.ts) at `now`: those
+ * heard from within the max age (a backfill does not page) and those already
+ * firing, and with `rates` the sub-agent rates. Records no sweep: what it
+ * missed, the next sweep looks at.
+ */
+export async function alertEvaluate(deps: AlertSweepDeps, loops: readonly string[], rates: boolean, now: number): Promise<AlertSweepResult> {
+  await seed(deps);
+  const pending = await finishPending(deps);
+  const held = await deps.redis.hgetall(stateKey(deps.prefix));
+  const firing = new Set(firingLoops(held));
+  const recent = await heardSince(deps.ch, loops.filter((l) => !firing.has(l)), now - deps.rules.maxAgeMs);
+  const chosen = [...recent, ...loops.filter((l) => firing.has(l))];
+  const conditions = await evaluate(deps.ch, chosen, now, deps.rules, deps.lateMs, rates);
+  const notified = pending + (await apply(deps, held, rates ? [...conditions, ...gone(held, conditions, ['subagent_failure_rate'])] : conditions, now));
+  return { evaluated: chosen.length, notified };
+}
+
+/** The loops whose alert is firing: looked at again whatever their age, so they can resolve. */
+function firingLoops(held: Record<string, string>): string[] {
+  return Object.values(held)
     .map((text) => JSON.parse(text) as Stored)
     .filter((s) => s.state === 'firing' && s.rule !== 'subagent_failure_rate' && s.rule !== 'spend_budget')
     .map((s) => s.subject);
-  const loops = [...new Set([...candidates, ...firingLoops])];
-  const conditions = await evaluate(ch, loops, now, deps.rules, deps.lateMs);
-  for (const cond of [...conditions, ...quietKinds(held, conditions)]) {
+}
+
+/** Steps each condition's state from `held` (steps 1 to 3 above); the number of notifications. */
+async function apply(deps: AlertSweepDeps, held: Record<string, string>, conditions: readonly AlertCondition[], now: number): Promise<number> {
+  const { redis, prefix } = deps;
+  let notified = 0;
+  for (const cond of conditions) {
     const f = field(cond.rule, cond.subject);
     const before = held[f] ?? '';
     const prev = before === '' ? undefined : withoutPending(JSON.parse(before) as Stored);
@@ -199,6 +241,5 @@ export async function alertSweep(deps: AlertSweepDeps, now: number): Promise<Ale
     await compareAndSet(redis, prefix, f, marked, JSON.stringify(s.next));
     notified++;
   }
-  await ch.command({ query: renderSql(querySql('alert_sweep_done'), { seen_through: storedThrough, evaluated: loops.length, transitions: notified }) });
-  return { evaluated: loops.length, notified };
+  return notified;
 }

@@ -6,6 +6,11 @@ import { EnvelopeStore } from '../sink/clickhouse/envelope-store.js';
 import { CrazeStore } from '../sink/clickhouse/craze-store.js';
 import { CrazeStream } from '../pipeline/craze.js';
 import { EnvelopeStream } from '../pipeline/envelopes.js';
+import { Queue } from 'bullmq';
+import { AlertTrigger } from '../alerts/trigger.js';
+import { ALERTS_QUEUE } from '../jobs/queues.js';
+import { createProducerRedis } from '../jobs/redis.js';
+import type { KafkaColumns } from '../sink/clickhouse/rows.js';
 import { Ingestor } from '../sources/ingest.js';
 import { createKafka } from '../sources/kafka.js';
 import { migratorSettings } from '../config/index.js';
@@ -61,7 +66,18 @@ Options:
       }),
       new CrazeStream(config.kafka.topics.craze, new CrazeStore(clickhouse)),
     ];
-    const ingestor = new Ingestor({ kafka: createKafka(config.kafka, log), clickhouse, config, log, metrics }, streams);
+    // Alert evaluations per flush (README "Alerts"): added to Redis, run by
+    // any worker; ingest goes on the same without Redis or without workers.
+    let trigger: AlertTrigger | undefined;
+    let alertQueue: Queue | undefined;
+    const producerRedis = config.alerts.evaluateOnIngest ? createProducerRedis(config.redis.url) : undefined;
+    if (producerRedis !== undefined) {
+      alertQueue = new Queue(ALERTS_QUEUE, { connection: producerRedis, prefix: config.redis.queuePrefix });
+      alertQueue.on('error', () => undefined);
+      trigger = new AlertTrigger(alertQueue, log, (result, jobs) => metrics.alertEvaluations.inc({ result }, jobs));
+    }
+    const onDurable = trigger && ((rows: readonly KafkaColumns[]) => trigger.durable(rows));
+    const ingestor = new Ingestor({ kafka: createKafka(config.kafka, log), clickhouse, config, log, metrics, ...(onDurable ? { onDurable } : {}) }, streams);
 
     let exitCode = 0;
     let resolveDone: () => void = () => undefined;
@@ -133,6 +149,9 @@ Options:
     await done;
     if (idleTimer) clearInterval(idleTimer);
     clearInterval(progressTimer);
+    await trigger?.close();
+    await alertQueue?.close().catch(() => undefined);
+    producerRedis?.disconnect();
     await clickhouse.close();
     server?.close();
     log.info('stopped');

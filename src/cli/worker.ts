@@ -1,8 +1,11 @@
 import { Queue, Worker } from 'bullmq';
+import { loadBudgets } from '../alerts/budgets.js';
 import { deliveryProcessor } from '../alerts/delivery.js';
-import { alertSweep, alertWatermark } from '../alerts/sweep.js';
+import { alertEvaluate, alertSweep, alertWatermark } from '../alerts/sweep.js';
 import {
   ALERT_DELIVERIES_QUEUE,
+  ALERT_EVALUATE_JOB,
+  alertEvaluatePayload,
   ALERT_SWEEP_JOB,
   ALERT_SWEEP_SCHEDULER,
   ALERTS_QUEUE,
@@ -33,8 +36,10 @@ Runs the background jobs on Redis (BullMQ) until SIGTERM or SIGINT:
   global concurrency 1); a sweep killed half-way is redone by the next.
 - alerts: every AGENTLEDGER_ALERT_SWEEP_MS (default 30000) a sweep evaluates
   the alert rules over the loops with news, the unfinished and the gapped
-  (README "Alerts"), one at a time across all workers; each transition is
-  recorded in the alerts table and delivered to AGENTLEDGER_ALERT_WEBHOOK_URL
+  (README "Alerts"); between sweeps it runs the evaluations ingest queues
+  for the loops its flushes touched. One alert job runs at a time across all
+  workers. Each transition is recorded in the alerts table and delivered to
+  AGENTLEDGER_ALERT_WEBHOOK_URL
   (signed with AGENTLEDGER_ALERT_WEBHOOK_SECRET), retried with backoff.
 Start as many workers as you like, on any machines sharing the Redis and
 ClickHouse: the queue spreads the jobs. A stop waits for the job in hand.
@@ -49,6 +54,8 @@ outage is waited out.
   async run(args, { config, log }) {
     const { values } = parseOptions(args, { 'stop-after-ms': { type: 'string' } });
     const stopAfter = values['stop-after-ms'] === undefined ? undefined : wholeNumberOption('stop-after-ms', values['stop-after-ms'], 1);
+    // A bad budgets file stops the worker now, in one line, not each sweep.
+    const budgets = config.alerts.budgetsFile === undefined ? undefined : loadBudgets(config.alerts.budgetsFile);
     await probeRedis(config.redis.url);
     const prefix = config.redis.queuePrefix;
     const ch = createClickHouse(config.clickhouse);
@@ -97,12 +104,18 @@ outage is waited out.
     const alertQueue = new Queue(ALERTS_QUEUE, { connection: redis, prefix, defaultJobOptions: ROLLUP_JOB_OPTIONS });
     await alertQueue.setGlobalConcurrency(1);
     await alertQueue.upsertJobScheduler(ALERT_SWEEP_SCHEDULER, { every: config.alerts.sweepMs }, { name: ALERT_SWEEP_JOB, data: {} });
-    const alertDeps = { ch, redis, prefix, deliveries, rules: config.alerts.rules, renotifyMs: config.alerts.renotifyMs, lateMs: config.rollups.lateMs, log };
+    const alertDeps = { ch, redis, prefix, deliveries, ...(budgets ? { budgets } : {}), rules: config.alerts.rules, renotifyMs: config.alerts.renotifyMs, lateMs: config.rollups.lateMs, log };
     const alertWorker = new Worker(
       ALERTS_QUEUE,
       async (job) => {
-        alertSweepPayload.parse(job.data);
         const started = Date.now();
+        if (job.name === ALERT_EVALUATE_JOB) {
+          const { loops, rates } = alertEvaluatePayload.parse(job.data);
+          const r = await alertEvaluate(alertDeps, loops, rates, started);
+          if (r.notified > 0) log.info('alert evaluation done', { evaluated: r.evaluated, notified: r.notified, ms: Date.now() - started });
+          return r;
+        }
+        alertSweepPayload.parse(job.data);
         const r = await alertSweep(alertDeps, started);
         log.info('alert sweep done', { evaluated: r.evaluated, notified: r.notified, ms: Date.now() - started });
         return r;

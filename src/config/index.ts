@@ -163,6 +163,13 @@ export const envSchema = z.object({
   // --- Alerts (README "Alerts") ---
   /** How often `agentledger worker` evaluates the alert rules, in ms. Default `30000`. */
   AGENTLEDGER_ALERT_SWEEP_MS: positiveInt(86_400_000).default(30_000),
+  /**
+   * `agentledger ingest` queues an alert evaluation of the loops each flush
+   * touched (at most one job a second): a Stuck finish, a broken chain or a
+   * failing sub-agent is alerted within seconds, not at the next sweep.
+   * `false`: the sweeps alone. Default `true`.
+   */
+  AGENTLEDGER_ALERT_EVALUATE_ON_INGEST: flag.default(true),
   /** How long a firing alert stays quiet before it is notified again, in ms. Default `3600000`. */
   AGENTLEDGER_ALERT_RENOTIFY_MS: positiveInt(ALERT_MAX_MS).default(3_600_000),
   /** Rolling window of the `convergence` and `subagent_failure_rate` rules, in ms. Default `3600000`. */
@@ -195,6 +202,12 @@ export const envSchema = z.object({
   AGENTLEDGER_ALERT_WEBHOOK_URL: httpUrlLike('https://hooks.example.com/agentledger').optional(),
   /** Shared secret signing every notification (HMAC-SHA256); needs AGENTLEDGER_ALERT_WEBHOOK_URL. Never printed. */
   AGENTLEDGER_ALERT_WEBHOOK_SECRET: z.string().optional(),
+  /**
+   * The `spend_budget` rule's budgets: a JSON file of USD limits per UTC day,
+   * root loop, loop name and craze project (README "Alerts"), read and checked
+   * when `agentledger worker` starts. Unset: no budget, the rule is silent.
+   */
+  AGENTLEDGER_ALERT_BUDGETS_FILE: z.string().optional(),
   /** Longest one webhook POST may take before the attempt counts as failed, in ms. Default `10000`. */
   AGENTLEDGER_ALERT_WEBHOOK_TIMEOUT_MS: positiveInt(600_000).default(10_000),
   /** Rows per ClickHouse insert before a flush. Default `5000`. */
@@ -265,6 +278,9 @@ export interface WebhookSettings {
 export interface AlertsConfig {
   readonly sweepMs: number;
   readonly renotifyMs: number;
+  readonly evaluateOnIngest: boolean;
+  /** The budgets file of `spend_budget`; undefined: none. */
+  readonly budgetsFile: string | undefined;
   readonly rules: AlertRuleSettings;
   /** Undefined when no AGENTLEDGER_ALERT_WEBHOOK_URL is set. */
   readonly webhook: WebhookSettings | undefined;
@@ -368,6 +384,8 @@ export function parseConfig(env: NodeJS.ProcessEnv): Config {
     alerts: {
       sweepMs: e.AGENTLEDGER_ALERT_SWEEP_MS,
       renotifyMs: e.AGENTLEDGER_ALERT_RENOTIFY_MS,
+      evaluateOnIngest: e.AGENTLEDGER_ALERT_EVALUATE_ON_INGEST,
+      budgetsFile: e.AGENTLEDGER_ALERT_BUDGETS_FILE,
       rules: {
         windowMs: e.AGENTLEDGER_ALERT_WINDOW_MS,
         convergenceMinWarnings: e.AGENTLEDGER_ALERT_CONVERGENCE_MIN_WARNINGS,

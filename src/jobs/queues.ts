@@ -53,3 +53,23 @@ export const ALERT_SWEEP_JOB = 'alert-sweep';
 /** The scheduler that adds an alert sweep every AGENTLEDGER_ALERT_SWEEP_MS. */
 export const ALERT_SWEEP_SCHEDULER = 'alert-sweep';
 export const alertSweepPayload = z.object({}).strict();
+
+/**
+ * An evaluation of the loops one or more flushes touched, added by `ingest`
+ * after their rows are durable (src/alerts/trigger.ts): the alerts that need
+ * no clock (a Stuck finish, convergence warnings, a broken chain, a human
+ * request, sub-agent outcomes) are raised within seconds instead of at the
+ * next sweep. Runs in the alerts queue, so never beside a sweep.
+ */
+export const ALERT_EVALUATE_JOB = 'alert-evaluate';
+/** At most this many loops per evaluation job: a big flush adds several. */
+export const EVALUATE_MAX_LOOPS = 1000;
+export const alertEvaluatePayload = z
+  .object({
+    /** The loops with news that a rule without a clock reads. */
+    loops: z.array(z.string().min(1)).max(EVALUATE_MAX_LOOPS),
+    /** Sub-agent outcomes were stored: the failure rates are read too. */
+    rates: z.boolean(),
+  })
+  .strict();
+export type AlertEvaluatePayload = z.infer<typeof alertEvaluatePayload>;

@@ -11,6 +11,18 @@ export function createRedis(url: string): Redis {
 }
 
 /**
+ * A connection for adding jobs from a process whose own work must not wait
+ * on Redis (`ingest`): while Redis is away a command fails at once instead
+ * of queueing, and one that gets no answer fails after 5 s. Errors are left
+ * to the caller's failed adds (no listener would print each with its stack).
+ */
+export function createProducerRedis(url: string): Redis {
+  const redis = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false, commandTimeout: 5000 });
+  redis.on('error', () => undefined);
+  return redis;
+}
+
+/**
  * A Redis failure in one line. ioredis reports a refused login in the
  * server's words (NOAUTH, WRONGPASS, "AUTH … without any password
  * configured"); anything else means nothing usable answered.

@@ -63,6 +63,12 @@ export function createMetrics() {
       help: '1 while consumption is paused because ClickHouse is slow or down',
       registers: [registry],
     }),
+    alertEvaluations: new Counter({
+      name: 'agentledger_alert_evaluations_queued_total',
+      help: 'Alert evaluation jobs ingest added after its flushes (result: queued, or failed: left to the next alert sweep)',
+      labelNames: ['result'] as const,
+      registers: [registry],
+    }),
     lag: new Gauge({
       name: 'agentledger_consumer_lag',
       help: 'Records between the last processed offset and the high watermark, per partition',

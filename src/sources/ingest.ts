@@ -42,6 +42,7 @@ import type { KafkaColumns } from '../sink/clickhouse/rows.js';
 import { KEY_MISMATCH } from '../pipeline/envelopes.js';
 import type { DeadLetter, SourceRecord, Stream, StreamBatch } from '../pipeline/stream.js';
 import { createReliableProducer, ensureTopics, TOPIC_CONFIG } from './kafka.js';
+import { within } from './within.js';
 
 export interface IngestDeps {
   readonly kafka: Kafka;
@@ -49,6 +50,8 @@ export interface IngestDeps {
   readonly config: Config;
   readonly log: Logger;
   readonly metrics: Metrics;
+  /** Told each stream's rows once they are durable (after the derived writes, before the commit); must not block. */
+  readonly onDurable?: (rows: readonly KafkaColumns[]) => void;
 }
 
 interface Position {
@@ -115,25 +118,6 @@ const emptyPending = (): Pending => ({
   rebuild: new Set(),
 });
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-/**
- * `promise`, or a rejection after `ms`: a request to a broker that went away
- * mid-call can stay pending for good, and one awaited while the buffer lock is
- * held would stall the consumer (seen when the broker restarts).
- */
-async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([
-      promise,
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`${what}: no answer from Kafka in ${ms} ms`)), ms);
-      }),
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 /**
  * The insert bytes a batch of records adds, over-estimated from the records
@@ -595,6 +579,7 @@ export class Ingestor {
       // The store's derived tables (loop_heads), idempotent, before the commit
       // that dates them: a failure here is retried with the flush.
       await stream.derive(rows);
+      this.deps.onDurable?.(rows);
       p.rows.delete(stream);
     }
     const metadata = String(p.stampSeconds);

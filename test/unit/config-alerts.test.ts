@@ -27,8 +27,15 @@ function problem(env: Record<string, string>): string {
   return assert.fail(`accepted ${JSON.stringify(env)}`);
 }
 
-test('defaults: the rules\' own thresholds, a sweep every 30 s, a reminder every hour, no webhook', () => {
-  assert.deepEqual(parseConfig({}).alerts, { sweepMs: 30_000, renotifyMs: 3_600_000, rules: DEFAULT_ALERT_RULE_CONFIG, webhook: undefined });
+test('defaults: the rules\' own thresholds, a sweep every 30 s, a reminder every hour, evaluations on ingest, no budgets, no webhook', () => {
+  assert.deepEqual(parseConfig({}).alerts, {
+    sweepMs: 30_000,
+    renotifyMs: 3_600_000,
+    evaluateOnIngest: true,
+    budgetsFile: undefined,
+    rules: DEFAULT_ALERT_RULE_CONFIG,
+    webhook: undefined,
+  });
 });
 
 test('every variable lands in its own field', () => {
@@ -47,6 +54,8 @@ test('every variable lands in its own field', () => {
     AGENTLEDGER_ALERT_WEBHOOK_URL: 'https://hooks.example.com/services/T1/B2/xyz',
     AGENTLEDGER_ALERT_WEBHOOK_SECRET: 's3',
     AGENTLEDGER_ALERT_WEBHOOK_TIMEOUT_MS: '1008',
+    AGENTLEDGER_ALERT_EVALUATE_ON_INGEST: 'false',
+    AGENTLEDGER_ALERT_BUDGETS_FILE: '/etc/agentledger/budgets.json',
   });
   const rules: AlertRuleConfig = {
     windowMs: 1003,
@@ -60,7 +69,7 @@ test('every variable lands in its own field', () => {
     gapGraceMs: 1007,
   };
   const webhook: Webhook = { url: 'https://hooks.example.com/services/T1/B2/xyz', secret: 's3', timeoutMs: 1008 };
-  assert.deepEqual(c.alerts, { sweepMs: 1001, renotifyMs: 1002, rules, webhook });
+  assert.deepEqual(c.alerts, { sweepMs: 1001, renotifyMs: 1002, evaluateOnIngest: false, budgetsFile: '/etc/agentledger/budgets.json', rules, webhook });
 });
 
 test('a webhook without a secret is unsigned; the failure rate takes 0, 1 and plain decimals', () => {
@@ -96,6 +105,7 @@ const wrong: [string, string, RegExp][] = [
   ['AGENTLEDGER_ALERT_WEBHOOK_URL', 'ftp://hooks.example.com/', /http\(s\) URL/],
   ['AGENTLEDGER_ALERT_WEBHOOK_TIMEOUT_MS', '0', />= 1/],
   ['AGENTLEDGER_ALERT_WEBHOOK_TIMEOUT_MS', '600001', /<= 600000/],
+  ['AGENTLEDGER_ALERT_EVALUATE_ON_INGEST', 'yes', /true or false/],
 ];
 
 for (const [key, value, expected] of wrong) {
