@@ -19,7 +19,7 @@ cli doctor
 
 # A topic and group of this run's own, so the demo can run again and again.
 run="demo.$(date +%Y%m%d%H%M%S)"
-export AGENTLEDGER_ENVELOPE_TOPIC="$run.envelopes" AGENTLEDGER_CRAZE_TOPIC="$run.craze" AGENTLEDGER_KAFKA_GROUP_ID="$run" AGENTLEDGER_METRICS_PORT=0
+export AGENTLEDGER_ENVELOPE_TOPIC="$run.envelopes" AGENTLEDGER_CRAZE_TOPIC="$run.craze" AGENTLEDGER_KAFKA_GROUP_ID="$run" AGENTLEDGER_METRICS_PORT=0 AGENTLEDGER_WORKER_METRICS_PORT=0
 echo "[demo] producing demo traffic to $AGENTLEDGER_ENVELOPE_TOPIC…"
 cli produce-demo --loops 500 --envelopes 40 --seed "$(date +%s)" --violations --malformed --spend-roots 6
 echo "[demo] shipping the sample craze journals (test/fixtures/craze/journal) to $AGENTLEDGER_CRAZE_TOPIC…"

@@ -40,6 +40,8 @@ export interface AlertSweepDeps {
   /** How far back a sweep looks again for rows stored late (AGENTLEDGER_ROLLUP_LATE_MS). */
   readonly lateMs: number;
   readonly log: Logger;
+  /** Told each notification recorded and queued (metrics). */
+  readonly onNotified?: (rule: RuleId, notification: Notification) => void;
 }
 
 export interface AlertSweepResult {
@@ -167,6 +169,16 @@ async function budgetConditions(deps: AlertSweepDeps, now: number): Promise<Aler
   return inForce.length === 0 ? [] : spendBudget(inForce, await budgetSpend(deps.ch, inForce, now));
 }
 
+/** Alerts firing now per rule, as the states in Redis hold them (every rule listed, 0 when none). */
+export async function firingByRule(redis: Redis, prefix: string): Promise<Map<RuleId, number>> {
+  const counts = new Map<RuleId, number>(RULE_IDS.map((r) => [r, 0]));
+  for (const text of await redis.hvals(stateKey(prefix))) {
+    const s = JSON.parse(text) as Stored;
+    if (s.state === 'firing' && counts.has(s.rule)) counts.set(s.rule, counts.get(s.rule)! + 1);
+  }
+  return counts;
+}
+
 /** Reads what a sweep starts from: what a worker checks at start (the tables exist, the user may read them). */
 export async function alertWatermark(ch: ClickHouseClient): Promise<void> {
   await rows(ch, 'alert_watermark');
@@ -239,6 +251,7 @@ async function apply(deps: AlertSweepDeps, held: Record<string, string>, conditi
     }
     await recordAndQueue(deps, s.next, s.notify);
     await compareAndSet(redis, prefix, f, marked, JSON.stringify(s.next));
+    deps.onNotified?.(s.next.rule, s.notify);
     notified++;
   }
   return notified;

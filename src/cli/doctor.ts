@@ -6,6 +6,7 @@ import type { Command } from './command.js';
 import { parseOptions } from './command.js';
 import { MIGRATIONS_DIR } from './migrate.js';
 import { redactUrl } from '../config/index.js';
+import { queueHealth } from '../jobs/health.js';
 import { probeRedis } from '../jobs/redis.js';
 
 interface Check {
@@ -21,7 +22,11 @@ export const doctorCommand: Command = {
 
 Connects to each configured service and prints one line per check:
 Kafka brokers and controller, ClickHouse version and pending migrations,
-Redis version and whether it persists (appendonly). Exit 0 when all pass, 1 otherwise.`,
+Redis version and whether it persists (appendonly), and the BullMQ queues
+(rollups, alerts, alert-deliveries): jobs waiting, active, delayed,
+prioritized and failed, and when the next sweep is due; a sweep overdue by
+more than two intervals and a minute fails (no worker runs).
+Exit 0 when all pass, 1 otherwise.`,
   async run(args, { config, log, out }) {
     const { values } = parseOptions(args, { json: { type: 'boolean' } });
     const checks: Check[] = [];
@@ -60,6 +65,16 @@ Redis version and whether it persists (appendonly). Exit 0 when all pass, 1 othe
       const { version, appendonly } = await probeRedis(config.redis.url);
       return `Redis ${version} at ${redactUrl(config.redis.url)}, appendonly ${appendonly}`;
     });
+
+    // Queues live in that Redis: a Redis that did not answer is said once, above.
+    if (checks.at(-1)?.ok) {
+      await attempt('queues', async () => {
+        const reports = await queueHealth(config.redis.url, config.redis.queuePrefix);
+        const text = reports.map((r) => r.text).join('; ');
+        if (reports.some((r) => !r.ok)) throw new Error(text);
+        return text;
+      });
+    }
 
     if (values.json) out(JSON.stringify(checks));
     else for (const c of checks) out(`${c.ok ? 'ok  ' : 'FAIL'} ${c.service.padEnd(10)} ${c.detail}`);

@@ -1,10 +1,13 @@
 import { Queue, Worker } from 'bullmq';
 import { loadBudgets } from '../alerts/budgets.js';
 import { deliveryProcessor } from '../alerts/delivery.js';
-import { alertEvaluate, alertSweep, alertWatermark } from '../alerts/sweep.js';
+import { alertEvaluate, alertSweep, alertWatermark, firingByRule } from '../alerts/sweep.js';
+import { createWorkerMetrics, serveMetrics } from '../observability/metrics.js';
 import {
   ALERT_DELIVERIES_QUEUE,
   ALERT_EVALUATE_JOB,
+  DELIVER_JOB,
+  QUEUE_STATES,
   alertEvaluatePayload,
   ALERT_SWEEP_JOB,
   ALERT_SWEEP_SCHEDULER,
@@ -83,12 +86,40 @@ outage is waited out.
     const queue = new Queue(ROLLUPS_QUEUE, { connection: redis, prefix, defaultJobOptions: ROLLUP_JOB_OPTIONS });
     await queue.setGlobalConcurrency(1);
     await queue.upsertJobScheduler(SWEEP_SCHEDULER, { every: config.rollups.sweepMs }, { name: SWEEP_JOB, data: {} });
+    const deliveries = new Queue(ALERT_DELIVERIES_QUEUE, { connection: redis, prefix });
+    const alertQueue = new Queue(ALERTS_QUEUE, { connection: redis, prefix, defaultJobOptions: ROLLUP_JOB_OPTIONS });
+    await alertQueue.setGlobalConcurrency(1);
+    await alertQueue.upsertJobScheduler(ALERT_SWEEP_SCHEDULER, { every: config.alerts.sweepMs }, { name: ALERT_SWEEP_JOB, data: {} });
+    const metrics = createWorkerMetrics({
+      firing: () => firingByRule(redis, prefix),
+      queues: async () => {
+        const out = new Map<string, Record<string, number>>();
+        for (const q of [queue, alertQueue, deliveries]) out.set(q.name, await q.getJobCounts(...QUEUE_STATES));
+        return out;
+      },
+    });
+    const server = config.workerMetricsPort > 0 ? await serveMetrics(metrics, config.workerMetricsPort, config.metricsHost) : undefined;
+    /** Runs one job's work, counted and timed by its name. */
+    const measured = async <T>(job: string, work: () => Promise<T>): Promise<T> => {
+      const end = metrics.jobSeconds.startTimer({ job });
+      try {
+        const r = await work();
+        metrics.jobs.inc({ job, result: 'done' });
+        return r;
+      } catch (err) {
+        metrics.jobs.inc({ job, result: 'failed' });
+        throw err;
+      } finally {
+        end();
+      }
+    };
+    const onNotified = (rule: string, notification: string): void => metrics.transitions.inc({ rule, notification });
     const worker = new Worker(
       ROLLUPS_QUEUE,
       async (job) => {
         sweepPayload.parse(job.data);
         const started = Date.now();
-        const r = await sweep({ ch, redis, prefix, log, scanLoops: config.rollups.scanLoops }, config.rollups.lateMs);
+        const r = await measured(SWEEP_SCHEDULER, () => sweep({ ch, redis, prefix, log, scanLoops: config.rollups.scanLoops }, config.rollups.lateMs));
         log.info('rollup sweep done', { version: r.version.toString(), hours: r.hours, treeChanges: r.treeChanges, ms: Date.now() - started });
         if (admin && Date.now() - compacted >= config.rollups.compactMs) {
           compacted = Date.now();
@@ -100,23 +131,21 @@ outage is waited out.
     );
     worker.on('error', onRedisError);
     worker.on('failed', (_job, err) => log.warn('rollup sweep failed; the next one redoes its work', { error: err.message }));
-    const deliveries = new Queue(ALERT_DELIVERIES_QUEUE, { connection: redis, prefix });
-    const alertQueue = new Queue(ALERTS_QUEUE, { connection: redis, prefix, defaultJobOptions: ROLLUP_JOB_OPTIONS });
-    await alertQueue.setGlobalConcurrency(1);
-    await alertQueue.upsertJobScheduler(ALERT_SWEEP_SCHEDULER, { every: config.alerts.sweepMs }, { name: ALERT_SWEEP_JOB, data: {} });
-    const alertDeps = { ch, redis, prefix, deliveries, ...(budgets ? { budgets } : {}), rules: config.alerts.rules, renotifyMs: config.alerts.renotifyMs, lateMs: config.rollups.lateMs, log };
+    const alertDeps = { ch, redis, prefix, deliveries, onNotified, ...(budgets ? { budgets } : {}), rules: config.alerts.rules, renotifyMs: config.alerts.renotifyMs, lateMs: config.rollups.lateMs, log };
     const alertWorker = new Worker(
       ALERTS_QUEUE,
       async (job) => {
         const started = Date.now();
         if (job.name === ALERT_EVALUATE_JOB) {
           const { loops, rates } = alertEvaluatePayload.parse(job.data);
-          const r = await alertEvaluate(alertDeps, loops, rates, started);
+          const r = await measured(ALERT_EVALUATE_JOB, () => alertEvaluate(alertDeps, loops, rates, started));
+          metrics.evaluatedLoops.inc({ job: ALERT_EVALUATE_JOB }, r.evaluated);
           if (r.notified > 0) log.info('alert evaluation done', { evaluated: r.evaluated, notified: r.notified, ms: Date.now() - started });
           return r;
         }
         alertSweepPayload.parse(job.data);
-        const r = await alertSweep(alertDeps, started);
+        const r = await measured(ALERT_SWEEP_JOB, () => alertSweep(alertDeps, started));
+        metrics.evaluatedLoops.inc({ job: ALERT_SWEEP_JOB }, r.evaluated);
         log.info('alert sweep done', { evaluated: r.evaluated, notified: r.notified, ms: Date.now() - started });
         return r;
       },
@@ -124,11 +153,15 @@ outage is waited out.
     );
     alertWorker.on('error', onRedisError);
     alertWorker.on('failed', (_job, err) => log.warn('alert sweep failed; the next one redoes its work', { error: err.message }));
-    const deliveryWorker = new Worker(ALERT_DELIVERIES_QUEUE, deliveryProcessor(config.alerts.webhook), { connection: deliveryBlocking, prefix, concurrency: 4 });
+    const deliver = deliveryProcessor(config.alerts.webhook);
+    const deliveryWorker = new Worker(ALERT_DELIVERIES_QUEUE, (job) => measured(DELIVER_JOB, () => deliver(job)), { connection: deliveryBlocking, prefix, concurrency: 4 });
     deliveryWorker.on('error', onRedisError);
-    deliveryWorker.on('failed', (job, err) =>
-      log.warn(job !== undefined && job.attemptsMade >= (job.opts.attempts ?? 1) ? 'alert delivery failed for good: see agentledger alerts' : 'alert delivery failed; retrying', { error: err.message }),
-    );
+    deliveryWorker.on('completed', () => metrics.deliveries.inc({ result: 'delivered' }));
+    deliveryWorker.on('failed', (job, err) => {
+      const final = job !== undefined && job.attemptsMade >= (job.opts.attempts ?? 1);
+      metrics.deliveries.inc({ result: final ? 'failed' : 'retrying' });
+      log.warn(final ? 'alert delivery failed for good: see agentledger alerts' : 'alert delivery failed; retrying', { error: err.message });
+    });
     log.info('worker started', { queue: ROLLUPS_QUEUE, sweepMs: config.rollups.sweepMs });
     await new Promise<void>((resolve) => {
       process.once('SIGTERM', resolve);
@@ -140,6 +173,7 @@ outage is waited out.
     await Promise.all([queue.close(), alertQueue.close(), deliveries.close()]);
     for (const c of [blocking, alertBlocking, deliveryBlocking]) c.disconnect();
     redis.disconnect();
+    server?.close();
     await adminClient.close();
     await ch.close();
     return 0;

@@ -228,6 +228,13 @@ export const envSchema = z.object({
     .min(0, 'expected a port number 0-65535')
     .max(65535, 'expected a port number 0-65535')
     .default(9464),
+  /** Port of `agentledger worker`'s Prometheus `/metrics` endpoint; `0` turns it off. Default `9465`. */
+  AGENTLEDGER_WORKER_METRICS_PORT: z.coerce
+    .number({ message: 'expected a port number' })
+    .int('expected a port number')
+    .min(0, 'expected a port number 0-65535')
+    .max(65535, 'expected a port number 0-65535')
+    .default(9465),
   /**
    * Address the metrics endpoint listens on. Default `127.0.0.1` (this host
    * only); `0.0.0.0` for a scraper on another host.
@@ -314,6 +321,8 @@ export interface Config {
   readonly batch: { readonly maxRows: number; readonly maxWaitMs: number; readonly maxBytes: number };
   readonly envelopes: { readonly seqEncoding: 'binary' | 'decimal'; readonly maxPayloadBytes: number };
   readonly metricsPort: number;
+  /** The worker's metrics port (0: off). */
+  readonly workerMetricsPort: number;
   readonly metricsHost: string;
   readonly logLevel: Env['AGENTLEDGER_LOG_LEVEL'];
 }
@@ -405,6 +414,7 @@ export function parseConfig(env: NodeJS.ProcessEnv): Config {
     batch: { maxRows: e.AGENTLEDGER_BATCH_MAX_ROWS, maxWaitMs: e.AGENTLEDGER_BATCH_MAX_WAIT_MS, maxBytes: e.AGENTLEDGER_BATCH_MAX_BYTES },
     envelopes: { seqEncoding: e.AGENTLEDGER_SEQ_ENCODING, maxPayloadBytes: e.AGENTLEDGER_MAX_PAYLOAD_BYTES },
     metricsPort: e.AGENTLEDGER_METRICS_PORT,
+    workerMetricsPort: e.AGENTLEDGER_WORKER_METRICS_PORT,
     metricsHost: e.AGENTLEDGER_METRICS_HOST,
     logLevel: e.AGENTLEDGER_LOG_LEVEL,
   };

@@ -5,6 +5,9 @@
  */
 import { z } from 'zod';
 
+/** The job states a queue's depth is told in (metrics, `doctor`). */
+export const QUEUE_STATES = ['waiting', 'active', 'delayed', 'prioritized', 'failed'] as const;
+
 /** The rollups queue: one repeatable sweep (migration 0013, src/rollups). */
 export const ROLLUPS_QUEUE = 'rollups';
 export const SWEEP_JOB = 'sweep';

@@ -80,8 +80,82 @@ export function createMetrics() {
 
 export type Metrics = ReturnType<typeof createMetrics>;
 
+/** What the worker's gauges are read from at scrape time. */
+export interface WorkerGauges {
+  /** Firing alerts per rule. */
+  firing(): Promise<ReadonlyMap<string, number>>;
+  /** Jobs per queue and state (waiting, active, delayed, failed…). */
+  queues(): Promise<ReadonlyMap<string, Readonly<Record<string, number>>>>;
+}
+
+/**
+ * Prometheus metrics of `agentledger worker`, served on
+ * AGENTLEDGER_WORKER_METRICS_PORT. The gauges read Redis when scraped (a
+ * scrape costs a few commands; nothing is counted per job for them).
+ */
+export function createWorkerMetrics(gauges: WorkerGauges) {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'agentledger_worker_' });
+  return {
+    registry,
+    jobs: new Counter({
+      name: 'agentledger_worker_jobs_total',
+      help: 'Jobs run, by job (rollup-sweep, alert-sweep, alert-evaluate, deliver) and result (done, failed)',
+      labelNames: ['job', 'result'] as const,
+      registers: [registry],
+    }),
+    jobSeconds: new Histogram({
+      name: 'agentledger_worker_job_seconds',
+      help: 'Duration of the jobs run, by job',
+      labelNames: ['job'] as const,
+      buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
+      registers: [registry],
+    }),
+    evaluatedLoops: new Counter({
+      name: 'agentledger_alert_evaluated_loops_total',
+      help: 'Loops the alert sweeps and evaluations looked at, by job',
+      labelNames: ['job'] as const,
+      registers: [registry],
+    }),
+    transitions: new Counter({
+      name: 'agentledger_alert_transitions_total',
+      help: 'Alert notifications recorded and queued for delivery, by rule and notification (fired, renotified, resolved)',
+      labelNames: ['rule', 'notification'] as const,
+      registers: [registry],
+    }),
+    deliveries: new Counter({
+      name: 'agentledger_alert_deliveries_total',
+      help: 'Webhook delivery attempts, by result (delivered; retrying; failed: out of attempts, in the failed set)',
+      labelNames: ['result'] as const,
+      registers: [registry],
+    }),
+    firing: new Gauge({
+      name: 'agentledger_alerts_firing',
+      help: 'Alerts firing now, by rule (read from the alert states in Redis at scrape time)',
+      labelNames: ['rule'] as const,
+      registers: [registry],
+      async collect() {
+        this.reset();
+        for (const [rule, n] of await gauges.firing()) this.set({ rule }, n);
+      },
+    }),
+    queueJobs: new Gauge({
+      name: 'agentledger_queue_jobs',
+      help: 'BullMQ jobs per queue and state (read at scrape time): the queue depth',
+      labelNames: ['queue', 'state'] as const,
+      registers: [registry],
+      async collect() {
+        this.reset();
+        for (const [queue, counts] of await gauges.queues()) for (const [state, n] of Object.entries(counts)) this.set({ queue, state }, n);
+      },
+    }),
+  };
+}
+
+export type WorkerMetrics = ReturnType<typeof createWorkerMetrics>;
+
 /** Serves `/metrics` and `/healthz` on host:port, GET (and HEAD) only. */
-export function serveMetrics(metrics: Metrics, port: number, host = '127.0.0.1'): Promise<Server> {
+export function serveMetrics(metrics: { readonly registry: Registry }, port: number, host = '127.0.0.1'): Promise<Server> {
   const server = createServer((req, res) => {
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.writeHead(405, { allow: 'GET, HEAD' });

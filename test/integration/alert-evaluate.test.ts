@@ -7,6 +7,8 @@
  * sub-agents of the loop runtime and of craze) from those jobs alone.
  */
 import assert from 'node:assert/strict';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
 import { Queue } from 'bullmq';
 import { Partitioners } from 'kafkajs';
@@ -89,8 +91,9 @@ test('ingest queues one evaluation per flush for the loops with news, and the jo
   assert.ok(evaluations.every((e) => !e.rates), 'no sub-agent outcome: no rate read');
 });
 
-test('a worker raises the alerts that need no clock from ingest’s evaluations alone, craze sub-agents included', { timeout: 180_000 }, async () => {
-  const worker = runCli(['worker'], ctx.env);
+test('a worker raises the alerts that need no clock from ingest’s evaluations alone, craze sub-agents included; its metrics and doctor tell', { timeout: 180_000 }, async () => {
+  const port = await freePort();
+  const worker = runCli(['worker'], { ...ctx.env, AGENTLEDGER_WORKER_METRICS_PORT: String(port) });
   // The worker's first sweep (a scheduler may start with one) and the waiting jobs are done first.
   const sweeps = async (): Promise<number> => Number((await query<{ n: string }>(ctx, 'SELECT toString(count()) AS n FROM alert_sweeps'))[0]!.n);
   await until(
@@ -164,6 +167,34 @@ test('a worker raises the alerts that need no clock from ingest’s evaluations 
   const [craze] = await query<{ detail: string }>(ctx, "SELECT detail FROM alerts_current WHERE subject = 'craze:reviewer'");
   assert.match(craze!.detail, /^10 of 20 outcome\(s\) failed/);
   assert.match(craze!.detail, /set apart: cancelled 4/);
+
+  // The worker's metrics: firing alerts by rule, the jobs it ran, the transitions, the queue depth.
+  const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+  const metric = (line: string): number => Number(new RegExp(`^${line.replace(/[{}"]/g, '\\$&')} (\\S+)$`, 'm').exec(metrics)?.[1] ?? NaN);
+  assert.equal(metric('agentledger_alerts_firing{rule="stuck_loop"}'), 1);
+  assert.equal(metric('agentledger_alerts_firing{rule="subagent_failure_rate"}'), 2);
+  assert.equal(metric('agentledger_alerts_firing{rule="stalled_loop"}'), 0);
+  assert.equal(metric('agentledger_alert_transitions_total{rule="chain_integrity",notification="fired"}'), 1);
+  assert.ok(metric('agentledger_worker_jobs_total{job="alert-evaluate",result="done"}') >= 1, metrics);
+  assert.equal(metric('agentledger_queue_jobs{queue="alerts",state="failed"}'), 0);
   worker.child.kill('SIGTERM');
   assert.equal(await worker.exited, 0, worker.stderr());
+
+  // doctor reports the queues: the alerts queue idle, its next sweep a day away.
+  const doctor = runCli(['doctor', '--json'], ctx.env);
+  let out = '';
+  doctor.child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  assert.equal(await doctor.exited, 0, doctor.stderr());
+  const queues = (JSON.parse(out) as { service: string; ok: boolean; detail: string }[]).find((c) => c.service === 'queues')!;
+  assert.equal(queues.ok, true);
+  assert.match(queues.detail, /alerts: 0 waiting, 0 active, \d+ delayed, 0 prioritized, 0 failed; next sweep in \d+ s/);
 });
+
+/** A port nothing listens on now. */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((r) => server.close(r));
+  return port;
+}

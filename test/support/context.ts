@@ -33,6 +33,7 @@ export async function testContext(name: string, overrides: Record<string, string
     AGENTLEDGER_REDIS_URL: svc.redisUrl,
     AGENTLEDGER_QUEUE_PREFIX: `test_${id}`,
     AGENTLEDGER_METRICS_PORT: '0',
+    AGENTLEDGER_WORKER_METRICS_PORT: '0',
     AGENTLEDGER_LOG_LEVEL: 'warn',
     AGENTLEDGER_KAFKA_SESSION_TIMEOUT_MS: '6000',
     ...overrides,
