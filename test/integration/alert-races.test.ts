@@ -1,0 +1,94 @@
+/**
+ * Alert sweeps and evaluations racing each other (issue 11, "two workers
+ * never notify twice"): BullMQ runs one alert job at a time, but a worker
+ * whose lock expired mid-sweep (a stalled job handed to another worker) runs
+ * beside the new one. Here eight sweeps and evaluations run at once, in one
+ * process, against the same Redis and ClickHouse, twice over: each
+ * transition must be recorded once and queued for delivery once.
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { Queue } from 'bullmq';
+import { alertEvaluate, alertSweep, type AlertSweepDeps } from '../../src/alerts/sweep.js';
+import { MIGRATIONS_DIR } from '../../src/cli/migrate.js';
+import { ALERT_DELIVERIES_QUEUE } from '../../src/jobs/queues.js';
+import { createRedis } from '../../src/jobs/redis.js';
+import { createLogger } from '../../src/observability/logger.js';
+import { createClickHouse } from '../../src/sink/clickhouse/client.js';
+import { migrate } from '../../src/sink/clickhouse/migrate.js';
+import { query } from '../support/clickhouse.js';
+import { testContext, type TestContext } from '../support/context.js';
+import { chain } from '../support/envelope-chain.js';
+import { produceEnvelopes } from '../support/envelope-topic.js';
+import { runCli } from '../support/processes.js';
+
+const log = createLogger('error');
+let ctx: TestContext;
+
+const at = (ms: number): string => new Date(ms).toISOString().replace(/\.?0+Z$/, 'Z');
+const LOOPS = Array.from({ length: 12 }, (_, i) => `stuck-${i}`);
+
+before(async () => {
+  ctx = await testContext('alert_races', { AGENTLEDGER_ALERT_EVALUATE_ON_INGEST: 'false' });
+  await migrate(ctx.config.clickhouse, MIGRATIONS_DIR, log);
+  const t0 = Date.now();
+  await produceEnvelopes(
+    ctx,
+    LOOPS.flatMap((loop) =>
+      chain(loop, [
+        [at(t0 - 20_000), 'LoopStarted', JSON.stringify({ name: loop })],
+        [at(t0 - 10_000), 'LoopFinished', JSON.stringify({ outcome_kind: 'Stuck' })],
+      ]),
+    ),
+  );
+  const ingest = runCli(['ingest', '--no-migrate', '--idle-exit-ms', '2000'], ctx.env);
+  assert.equal(await ingest.exited, 0, ingest.stderr());
+});
+after(() => ctx.cleanup());
+
+test('eight sweeps and evaluations at once record and queue each transition once, though each racer has its own clock', { timeout: 120_000 }, async () => {
+  const ch = createClickHouse(ctx.config.clickhouse);
+  const redis = createRedis(ctx.config.redis.url);
+  const deliveries = new Queue(ALERT_DELIVERIES_QUEUE, { connection: redis, prefix: ctx.config.redis.queuePrefix });
+  try {
+    const deps: AlertSweepDeps = {
+      ch,
+      redis,
+      prefix: ctx.config.redis.queuePrefix,
+      deliveries,
+      rules: ctx.config.alerts.rules,
+      renotifyMs: 3_600_000,
+      lateMs: ctx.config.rollups.lateMs,
+      log,
+    };
+    // Each racer's own instant: a transition made twice would have two keys
+    // (its time is in the key), so only the compare-and-set keeps it one.
+    const race = async (now: number): Promise<number> => {
+      const results = await Promise.all([
+        ...Array.from({ length: 4 }, (_, i) => alertSweep(deps, now + i)),
+        ...Array.from({ length: 4 }, (_, i) => alertEvaluate(deps, LOOPS, true, now + 4 + i)),
+      ]);
+      return results.reduce((n, r) => n + r.notified, 0);
+    };
+    const now = Date.now();
+    assert.ok((await race(now)) >= LOOPS.length, 'the transitions were made');
+    // A second round a little later: nothing new.
+    await race(now + 1000);
+    const fired = await query<{ subject: string; n: string }>(
+      ctx,
+      "SELECT subject, toString(count()) AS n FROM alerts FINAL WHERE rule = 'stuck_loop' GROUP BY subject ORDER BY subject",
+    );
+    assert.deepEqual(fired, [...LOOPS].sort().map((subject) => ({ subject, n: '1' })), 'one fired row per loop');
+    const raw = await query<{ n: string }>(ctx, "SELECT toString(uniqExact(transition_key)) AS n FROM alerts WHERE rule = 'stuck_loop'");
+    assert.equal(raw[0]!.n, String(LOOPS.length), 'one transition key per loop, however many rows repeated it');
+    const jobs = await deliveries.getJobs(['waiting', 'delayed', 'active', 'completed', 'failed', 'prioritized']);
+    assert.equal(jobs.length, LOOPS.length, 'one delivery job per transition');
+    assert.equal(new Set(jobs.map((j) => j.id)).size, LOOPS.length);
+    const states = await redis.hvals(`${ctx.config.redis.queuePrefix}:alerts:state`);
+    assert.equal(states.filter((s) => (JSON.parse(s) as { pending?: unknown }).pending !== undefined).length, 0, 'no notification left pending');
+  } finally {
+    await deliveries.close();
+    redis.disconnect();
+    await ch.close();
+  }
+});
