@@ -75,7 +75,7 @@ async function compareAndSet(redis: Redis, prefix: string, f: string, expected: 
  * Refills Redis from the `alerts` table when it has lost the states (no
  * seeded mark): each (rule, subject)'s latest transition is its state.
  */
-async function seed(deps: AlertSweepDeps): Promise<void> {
+async function seed(deps: AlertSweepDeps, now: number): Promise<void> {
   const { redis, prefix } = deps;
   if ((await redis.exists(seededKey(prefix))) === 1) return;
   const held = await rows<{
@@ -91,6 +91,8 @@ async function seed(deps: AlertSweepDeps): Promise<void> {
   }>(deps.ch, 'alert_states');
   for (const r of held) {
     if (!(RULE_IDS as readonly string[]).includes(r.rule)) continue;
+    // One resolved long ago is as good as none (see prune()).
+    if (r.state !== 'firing' && now - Number(r.resolved_at_ms) > PRUNE_RESOLVED_AFTER_MS) continue;
     const state: AlertState = {
       rule: r.rule as RuleId,
       subject: r.subject,
@@ -107,6 +109,31 @@ async function seed(deps: AlertSweepDeps): Promise<void> {
   }
   await redis.set(seededKey(prefix), String(held.length));
   if (held.length > 0) deps.log.info('alert states rebuilt from the alerts table', { states: held.length });
+}
+
+/**
+ * Resolved states are kept this long, then dropped from Redis: a resolved
+ * state steps exactly as no state does, so what is left is the firing ones
+ * and the recent past, not every alert ever. Not at once: a racing sweep
+ * that read the field empty before the alert fired could then set it again
+ * (compare-and-set sees the same empty field), and notify a second time.
+ */
+export const PRUNE_RESOLVED_AFTER_MS = 24 * 3600 * 1000;
+
+/** Deletes a hash field only if it still holds ARGV[2]. */
+const CAD = `
+if (redis.call('HGET', KEYS[1], ARGV[1]) or '') ~= ARGV[2] then return 0 end
+return redis.call('HDEL', KEYS[1], ARGV[1])`;
+
+/** Drops the states resolved more than PRUNE_RESOLVED_AFTER_MS before `now`, each only if unchanged; how many. */
+async function prune(deps: AlertSweepDeps, held: Record<string, string>, now: number): Promise<number> {
+  let n = 0;
+  for (const [f, text] of Object.entries(held)) {
+    const s = JSON.parse(text) as Stored;
+    if (s.state !== 'resolved' || s.pending !== undefined || now - (s.resolvedAt ?? now) <= PRUNE_RESOLVED_AFTER_MS) continue;
+    n += Number(await deps.redis.eval(CAD, 1, stateKey(deps.prefix), f, text));
+  }
+  return n;
 }
 
 /** Step 2: the transition row and the delivery job, both keyed by the transition. */
@@ -187,7 +214,7 @@ export async function alertWatermark(ch: ClickHouseClient): Promise<void> {
 /** One sweep at `now` (ms): every loop with news, unfinished, gapped or firing, and the sub-agent rates. */
 export async function alertSweep(deps: AlertSweepDeps, now: number): Promise<AlertSweepResult> {
   const { ch, redis, prefix } = deps;
-  await seed(deps);
+  await seed(deps, now);
   const pending = await finishPending(deps);
   const [mark] = await rows<{ swept_through: string | number; stored_through: string | number }>(ch, 'alert_watermark');
   const sweptThrough = Number(mark?.swept_through ?? 0);
@@ -199,6 +226,7 @@ export async function alertSweep(deps: AlertSweepDeps, now: number): Promise<Ale
   const loops = [...new Set([...candidates, ...firingLoops(held)])];
   const conditions = [...(await evaluate(ch, loops, now, deps.rules, deps.lateMs)), ...(await budgetConditions(deps, now))];
   const notified = pending + (await apply(deps, held, [...conditions, ...gone(held, conditions, ['subagent_failure_rate', 'spend_budget'])], now));
+  await prune(deps, held, now);
   await ch.command({ query: renderSql(querySql('alert_sweep_done'), { seen_through: storedThrough, evaluated: loops.length, transitions: notified }) });
   return { evaluated: loops.length, notified };
 }
@@ -210,7 +238,7 @@ export async function alertSweep(deps: AlertSweepDeps, now: number): Promise<Ale
  * missed, the next sweep looks at.
  */
 export async function alertEvaluate(deps: AlertSweepDeps, loops: readonly string[], rates: boolean, now: number): Promise<AlertSweepResult> {
-  await seed(deps);
+  await seed(deps, now);
   const pending = await finishPending(deps);
   const held = await deps.redis.hgetall(stateKey(deps.prefix));
   const firing = new Set(firingLoops(held));

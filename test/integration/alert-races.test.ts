@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { Queue } from 'bullmq';
-import { alertEvaluate, alertSweep, type AlertSweepDeps } from '../../src/alerts/sweep.js';
+import { alertEvaluate, alertSweep, PRUNE_RESOLVED_AFTER_MS, type AlertSweepDeps } from '../../src/alerts/sweep.js';
 import { MIGRATIONS_DIR } from '../../src/cli/migrate.js';
 import { ALERT_DELIVERIES_QUEUE } from '../../src/jobs/queues.js';
 import { createRedis } from '../../src/jobs/redis.js';
@@ -86,6 +86,37 @@ test('eight sweeps and evaluations at once record and queue each transition once
     assert.equal(new Set(jobs.map((j) => j.id)).size, LOOPS.length);
     const states = await redis.hvals(`${ctx.config.redis.queuePrefix}:alerts:state`);
     assert.equal(states.filter((s) => (JSON.parse(s) as { pending?: unknown }).pending !== undefined).length, 0, 'no notification left pending');
+  } finally {
+    await deliveries.close();
+    redis.disconnect();
+    await ch.close();
+  }
+});
+
+test('resolved states are dropped from Redis a day after they resolved, not before; a refill keeps the firing ones', { timeout: 60_000 }, async () => {
+  const ch = createClickHouse(ctx.config.clickhouse);
+  const redis = createRedis(ctx.config.redis.url);
+  const deliveries = new Queue(ALERT_DELIVERIES_QUEUE, { connection: redis, prefix: ctx.config.redis.queuePrefix });
+  const key = `${ctx.config.redis.queuePrefix}:alerts:state`;
+  try {
+    const deps: AlertSweepDeps = { ch, redis, prefix: ctx.config.redis.queuePrefix, deliveries, rules: ctx.config.alerts.rules, renotifyMs: 3_600_000, lateMs: ctx.config.rollups.lateMs, log };
+    const now = Date.now();
+    const resolved = (subject: string, resolvedAt: number): string =>
+      JSON.stringify({ rule: 'convergence', subject, state: 'resolved', severity: 'info', firedAt: resolvedAt - 1000, resolvedAt, lastNotifiedAt: resolvedAt, notifications: 2, detail: 'quiet' });
+    await redis.hset(key, JSON.stringify(['convergence', 'old']), resolved('old', now - PRUNE_RESOLVED_AFTER_MS - 1));
+    await redis.hset(key, JSON.stringify(['convergence', 'recent']), resolved('recent', now - PRUNE_RESOLVED_AFTER_MS + 60_000));
+    await alertSweep(deps, now);
+    const fields = (await redis.hkeys(key)).map((f) => JSON.parse(f) as [string, string]);
+    assert.deepEqual(fields.filter(([rule]) => rule === 'convergence').map(([, s]) => s), ['recent'], 'the old resolved state is gone, the recent one stays');
+    assert.equal(fields.filter(([rule]) => rule === 'stuck_loop').length, LOOPS.length, 'the firing ones stay');
+
+    // Redis loses the states: the refill brings back the firing ones, and nothing fires again.
+    await redis.del(key, `${ctx.config.redis.queuePrefix}:alerts:seeded`);
+    await alertSweep(deps, now + 2000);
+    const refilled = (await redis.hvals(key)).map((v) => JSON.parse(v) as { rule: string; state: string });
+    assert.equal(refilled.filter((s) => s.rule === 'stuck_loop' && s.state === 'firing').length, LOOPS.length);
+    const [rows] = await query<{ n: string }>(ctx, "SELECT toString(count()) AS n FROM alerts FINAL WHERE rule = 'stuck_loop'");
+    assert.equal(rows!.n, String(LOOPS.length), 'no second notification');
   } finally {
     await deliveries.close();
     redis.disconnect();
