@@ -5,15 +5,14 @@
  * reads — a finish, a sub-agent report, a convergence warning, a human
  * request or answer, a broken chain link — never one job per event.
  *
- * Jobs are coalesced: at most one add is in flight, and adds are at least
- * `minGapMs` apart, so a busy ingest adds about one job a second whatever
- * its rate (the Redis commands per envelope stay far below 0.01), and the
- * queue behind a worker stays short. Redis being away costs ingest nothing:
+ * Adds are coalesced: at most one is in flight, and adds are at least
+ * `minGapMs` apart, so a busy ingest asks about once a second whatever its
+ * rate (the Redis commands per envelope stay far below 0.01); the loops
+ * gather in Redis and the evaluation job is deduplicated (news.ts), so the
+ * queue behind a slow worker holds two evaluations at most. Redis being away costs ingest nothing:
  * the add fails fast, is said once per outage, and the loops are left to the
  * next alert sweep, which looks at every loop with news anyway.
  */
-import type { Queue } from 'bullmq';
-import { ALERT_EVALUATE_JOB, EVALUATE_MAX_LOOPS, ROLLUP_JOB_OPTIONS, type AlertEvaluatePayload } from '../jobs/queues.js';
 import type { Logger } from '../observability/logger.js';
 import { within } from '../sources/within.js';
 
@@ -52,14 +51,6 @@ export function newsOf(rows: readonly object[]): AlertNews {
   return { loops, rates };
 }
 
-/** The jobs for some news: the loops in chunks, one job at least when only the rates are due. */
-export function evaluationJobs(loops: readonly string[], rates: boolean): AlertEvaluatePayload[] {
-  const jobs: AlertEvaluatePayload[] = [];
-  for (let i = 0; i < loops.length; i += EVALUATE_MAX_LOOPS) jobs.push({ loops: loops.slice(i, i + EVALUATE_MAX_LOOPS), rates: rates && i === 0 });
-  if (jobs.length === 0 && rates) jobs.push({ loops: [], rates: true });
-  return jobs;
-}
-
 export class AlertTrigger {
   private loops = new Set<string>();
   private rates = false;
@@ -67,12 +58,13 @@ export class AlertTrigger {
   private inFlight: Promise<void> | undefined;
   private lastAdd = 0;
   private away = false;
-  /** Jobs added, and adds that failed (their loops left to the sweep). */
+  /** Adds done, and adds that failed (their loops left to the sweep). */
   added = 0;
   failed = 0;
 
+  /** `send` adds loops to the news and asks for an evaluation (news.ts addNews). */
   constructor(
-    private readonly queue: Pick<Queue, 'addBulk'>,
+    private readonly send: (loops: string[], rates: boolean) => Promise<void>,
     private readonly log: Logger,
     private readonly counted?: (result: 'queued' | 'failed', jobs: number) => void,
     private readonly minGapMs = 1000,
@@ -108,20 +100,21 @@ export class AlertTrigger {
   }
 
   private async add(): Promise<void> {
-    const jobs = evaluationJobs([...this.loops], this.rates);
+    const loops = [...this.loops];
+    const rates = this.rates;
     this.loops = new Set();
     this.rates = false;
     this.lastAdd = Date.now();
     try {
       // BullMQ waits for a Redis that was never reached: bounded here.
-      await within(this.queue.addBulk(jobs.map((data) => ({ name: ALERT_EVALUATE_JOB, data, opts: ROLLUP_JOB_OPTIONS }))), ADD_TIMEOUT_MS, 'alert evaluation', 'Redis');
-      this.added += jobs.length;
-      this.counted?.('queued', jobs.length);
+      await within(this.send(loops, rates), ADD_TIMEOUT_MS, 'alert evaluation', 'Redis');
+      this.added++;
+      this.counted?.('queued', 1);
       if (this.away) this.log.info('alert evaluations are queued again');
       this.away = false;
     } catch (err) {
-      this.failed += jobs.length;
-      this.counted?.('failed', jobs.length);
+      this.failed++;
+      this.counted?.('failed', 1);
       if (!this.away) {
         this.log.warn('alert evaluation not queued (Redis unavailable?); the next alert sweep looks at these loops', { error: err instanceof Error ? err.message : String(err) });
       }

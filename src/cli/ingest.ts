@@ -7,6 +7,7 @@ import { CrazeStore } from '../sink/clickhouse/craze-store.js';
 import { CrazeStream } from '../pipeline/craze.js';
 import { EnvelopeStream } from '../pipeline/envelopes.js';
 import { Queue } from 'bullmq';
+import { addNews } from '../alerts/news.js';
 import { AlertTrigger } from '../alerts/trigger.js';
 import { ALERTS_QUEUE } from '../jobs/queues.js';
 import { createProducerRedis } from '../jobs/redis.js';
@@ -74,7 +75,9 @@ Options:
     if (producerRedis !== undefined) {
       alertQueue = new Queue(ALERTS_QUEUE, { connection: producerRedis, prefix: config.redis.queuePrefix });
       alertQueue.on('error', () => undefined);
-      trigger = new AlertTrigger(alertQueue, log, (result, jobs) => metrics.alertEvaluations.inc({ result }, jobs));
+      const queue = alertQueue;
+      const send = (loops: string[], rates: boolean): Promise<void> => addNews(producerRedis, queue, config.redis.queuePrefix, loops, rates);
+      trigger = new AlertTrigger(send, log, (result, n) => metrics.alertEvaluations.inc({ result }, n));
     }
     const onDurable = trigger && ((rows: readonly KafkaColumns[]) => trigger.durable(rows));
     const ingestor = new Ingestor({ kafka: createKafka(config.kafka, log), clickhouse, config, log, metrics, ...(onDurable ? { onDurable } : {}) }, streams);

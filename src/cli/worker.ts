@@ -1,5 +1,6 @@
 import { Queue, Worker } from 'bullmq';
 import { loadBudgets } from '../alerts/budgets.js';
+import { askEvaluation, takeNews } from '../alerts/news.js';
 import { deliveryProcessor } from '../alerts/delivery.js';
 import { alertEvaluate, alertSweep, alertWatermark, firingByRule } from '../alerts/sweep.js';
 import { createWorkerMetrics, serveMetrics } from '../observability/metrics.js';
@@ -7,6 +8,7 @@ import {
   ALERT_DELIVERIES_QUEUE,
   ALERT_EVALUATE_JOB,
   DELIVER_JOB,
+  EVALUATE_MAX_LOOPS,
   QUEUE_STATES,
   alertEvaluatePayload,
   ALERT_SWEEP_JOB,
@@ -137,8 +139,11 @@ outage is waited out.
       async (job) => {
         const started = Date.now();
         if (job.name === ALERT_EVALUATE_JOB) {
-          const { loops, rates } = alertEvaluatePayload.parse(job.data);
-          const r = await measured(ALERT_EVALUATE_JOB, () => alertEvaluate(alertDeps, loops, rates, started));
+          alertEvaluatePayload.parse(job.data);
+          const news = await takeNews(redis, prefix, EVALUATE_MAX_LOOPS);
+          // Running now, so the dedup keeps this one as the next.
+          if (news.more) await askEvaluation(alertQueue);
+          const r = await measured(ALERT_EVALUATE_JOB, () => alertEvaluate(alertDeps, news.loops, news.rates, started));
           metrics.evaluatedLoops.inc({ job: ALERT_EVALUATE_JOB }, r.evaluated);
           if (r.notified > 0) log.info('alert evaluation done', { evaluated: r.evaluated, notified: r.notified, ms: Date.now() - started });
           return r;

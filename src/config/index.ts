@@ -164,8 +164,8 @@ export const envSchema = z.object({
   /** How often `agentledger worker` evaluates the alert rules, in ms. Default `30000`. */
   AGENTLEDGER_ALERT_SWEEP_MS: positiveInt(86_400_000).default(30_000),
   /**
-   * `agentledger ingest` queues an alert evaluation of the loops each flush
-   * touched (at most one job a second): a Stuck finish, a broken chain or a
+   * `agentledger ingest` asks for an alert evaluation of the loops each flush
+   * touched (at most once a second, one job waiting at most): a Stuck finish, a broken chain or a
    * failing sub-agent is alerted within seconds, not at the next sweep.
    * `false`: the sweeps alone. Default `true`.
    */

@@ -58,21 +58,22 @@ export const ALERT_SWEEP_SCHEDULER = 'alert-sweep';
 export const alertSweepPayload = z.object({}).strict();
 
 /**
- * An evaluation of the loops one or more flushes touched, added by `ingest`
- * after their rows are durable (src/alerts/trigger.ts): the alerts that need
- * no clock (a Stuck finish, convergence warnings, a broken chain, a human
+ * An evaluation of the loops that flushes touched, asked for by `ingest`
+ * after their rows are durable (src/alerts/news.ts): the alerts that need no
+ * clock (a Stuck finish, convergence warnings, a broken chain, a human
  * request, sub-agent outcomes) are raised within seconds instead of at the
  * next sweep. Runs in the alerts queue, so never beside a sweep.
+ *
+ * The loops are not in the job: they gather in a Redis set until a job takes
+ * them, and the job is deduplicated (one waiting, one running at most), so
+ * however fast ingest flushes, the queue holds at most two evaluations and
+ * each takes everything gathered since the last.
  */
 export const ALERT_EVALUATE_JOB = 'alert-evaluate';
-/** At most this many loops per evaluation job: a big flush adds several. */
-export const EVALUATE_MAX_LOOPS = 1000;
-export const alertEvaluatePayload = z
-  .object({
-    /** The loops with news that a rule without a clock reads. */
-    loops: z.array(z.string().min(1)).max(EVALUATE_MAX_LOOPS),
-    /** Sub-agent outcomes were stored: the failure rates are read too. */
-    rates: z.boolean(),
-  })
-  .strict();
-export type AlertEvaluatePayload = z.infer<typeof alertEvaluatePayload>;
+/** At most this many loops per evaluation; a job that leaves more asks for the next. */
+export const EVALUATE_MAX_LOOPS = 5000;
+export const alertEvaluatePayload = z.object({}).strict();
+export const EVALUATE_JOB_OPTIONS = {
+  ...ROLLUP_JOB_OPTIONS,
+  deduplication: { id: ALERT_EVALUATE_JOB, keepLastIfActive: true },
+} as const;

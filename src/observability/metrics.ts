@@ -65,7 +65,7 @@ export function createMetrics() {
     }),
     alertEvaluations: new Counter({
       name: 'agentledger_alert_evaluations_queued_total',
-      help: 'Alert evaluation jobs ingest added after its flushes (result: queued, or failed: left to the next alert sweep)',
+      help: 'Alert evaluations ingest asked for after its flushes, its loops added to the news (result: queued, or failed: left to the next alert sweep)',
       labelNames: ['result'] as const,
       registers: [registry],
     }),
