@@ -6,7 +6,7 @@
  * request or answer, a broken chain link — never one job per event.
  *
  * Adds are coalesced: at most one is in flight, and adds are at least
- * `minGapMs` apart, so a busy ingest asks about once a second whatever its
+ * `minGapMs` apart (AGENTLEDGER_ALERT_EVALUATE_GAP_MS), so a busy ingest asks once per gap whatever its
  * rate (the Redis commands per envelope stay far below 0.01); the loops
  * gather in Redis and the evaluation job is deduplicated (news.ts), so the
  * queue behind a slow worker holds two evaluations at most. Redis being away costs ingest nothing:
@@ -67,7 +67,7 @@ export class AlertTrigger {
     private readonly send: (loops: string[], rates: boolean) => Promise<void>,
     private readonly log: Logger,
     private readonly counted?: (result: 'queued' | 'failed', jobs: number) => void,
-    private readonly minGapMs = 1000,
+    private readonly minGapMs = 5000,
   ) {}
 
   /** A flush's rows are durable: note their news and add a job when due. */

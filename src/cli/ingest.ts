@@ -77,7 +77,7 @@ Options:
       alertQueue.on('error', () => undefined);
       const queue = alertQueue;
       const send = (loops: string[], rates: boolean): Promise<void> => addNews(producerRedis, queue, config.redis.queuePrefix, loops, rates);
-      trigger = new AlertTrigger(send, log, (result, n) => metrics.alertEvaluations.inc({ result }, n));
+      trigger = new AlertTrigger(send, log, (result, n) => metrics.alertEvaluations.inc({ result }, n), config.alerts.evaluateGapMs);
     }
     const onDurable = trigger && ((rows: readonly KafkaColumns[]) => trigger.durable(rows));
     const ingestor = new Ingestor({ kafka: createKafka(config.kafka, log), clickhouse, config, log, metrics, ...(onDurable ? { onDurable } : {}) }, streams);

@@ -165,11 +165,17 @@ export const envSchema = z.object({
   AGENTLEDGER_ALERT_SWEEP_MS: positiveInt(86_400_000).default(30_000),
   /**
    * `agentledger ingest` asks for an alert evaluation of the loops each flush
-   * touched (at most once a second, one job waiting at most): a Stuck finish, a broken chain or a
+   * touched (at most once per AGENTLEDGER_ALERT_EVALUATE_GAP_MS, one job waiting at most): a Stuck finish, a broken chain or a
    * failing sub-agent is alerted within seconds, not at the next sweep.
    * `false`: the sweeps alone. Default `true`.
    */
   AGENTLEDGER_ALERT_EVALUATE_ON_INGEST: flag.default(true),
+  /**
+   * Least time between two evaluations `ingest` asks for, in ms: the loops of
+   * the flushes in between are evaluated together (fewer, larger
+   * evaluations cost the database less). Default `5000`.
+   */
+  AGENTLEDGER_ALERT_EVALUATE_GAP_MS: positiveInt(600_000).default(5000),
   /** How long a firing alert stays quiet before it is notified again, in ms. Default `3600000`. */
   AGENTLEDGER_ALERT_RENOTIFY_MS: positiveInt(ALERT_MAX_MS).default(3_600_000),
   /** Rolling window of the `convergence` and `subagent_failure_rate` rules, in ms. Default `3600000`. */
@@ -286,6 +292,7 @@ export interface AlertsConfig {
   readonly sweepMs: number;
   readonly renotifyMs: number;
   readonly evaluateOnIngest: boolean;
+  readonly evaluateGapMs: number;
   /** The budgets file of `spend_budget`; undefined: none. */
   readonly budgetsFile: string | undefined;
   readonly rules: AlertRuleSettings;
@@ -394,6 +401,7 @@ export function parseConfig(env: NodeJS.ProcessEnv): Config {
       sweepMs: e.AGENTLEDGER_ALERT_SWEEP_MS,
       renotifyMs: e.AGENTLEDGER_ALERT_RENOTIFY_MS,
       evaluateOnIngest: e.AGENTLEDGER_ALERT_EVALUATE_ON_INGEST,
+      evaluateGapMs: e.AGENTLEDGER_ALERT_EVALUATE_GAP_MS,
       budgetsFile: e.AGENTLEDGER_ALERT_BUDGETS_FILE,
       rules: {
         windowMs: e.AGENTLEDGER_ALERT_WINDOW_MS,

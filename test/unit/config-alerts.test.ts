@@ -32,6 +32,7 @@ test('defaults: the rules\' own thresholds, a sweep every 30 s, a reminder every
     sweepMs: 30_000,
     renotifyMs: 3_600_000,
     evaluateOnIngest: true,
+    evaluateGapMs: 5000,
     budgetsFile: undefined,
     rules: DEFAULT_ALERT_RULE_CONFIG,
     webhook: undefined,
@@ -55,6 +56,7 @@ test('every variable lands in its own field', () => {
     AGENTLEDGER_ALERT_WEBHOOK_SECRET: 's3',
     AGENTLEDGER_ALERT_WEBHOOK_TIMEOUT_MS: '1008',
     AGENTLEDGER_ALERT_EVALUATE_ON_INGEST: 'false',
+    AGENTLEDGER_ALERT_EVALUATE_GAP_MS: '1009',
     AGENTLEDGER_ALERT_BUDGETS_FILE: '/etc/agentledger/budgets.json',
   });
   const rules: AlertRuleConfig = {
@@ -69,7 +71,7 @@ test('every variable lands in its own field', () => {
     gapGraceMs: 1007,
   };
   const webhook: Webhook = { url: 'https://hooks.example.com/services/T1/B2/xyz', secret: 's3', timeoutMs: 1008 };
-  assert.deepEqual(c.alerts, { sweepMs: 1001, renotifyMs: 1002, evaluateOnIngest: false, budgetsFile: '/etc/agentledger/budgets.json', rules, webhook });
+  assert.deepEqual(c.alerts, { sweepMs: 1001, renotifyMs: 1002, evaluateOnIngest: false, evaluateGapMs: 1009, budgetsFile: '/etc/agentledger/budgets.json', rules, webhook });
 });
 
 test('a webhook without a secret is unsigned; the failure rate takes 0, 1 and plain decimals', () => {
@@ -106,6 +108,7 @@ const wrong: [string, string, RegExp][] = [
   ['AGENTLEDGER_ALERT_WEBHOOK_TIMEOUT_MS', '0', />= 1/],
   ['AGENTLEDGER_ALERT_WEBHOOK_TIMEOUT_MS', '600001', /<= 600000/],
   ['AGENTLEDGER_ALERT_EVALUATE_ON_INGEST', 'yes', /true or false/],
+  ['AGENTLEDGER_ALERT_EVALUATE_GAP_MS', '0', />= 1/],
 ];
 
 for (const [key, value, expected] of wrong) {
