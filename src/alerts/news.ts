@@ -20,7 +20,7 @@ export async function addNews(redis: Redis, queue: Pick<Queue, 'add'>, prefix: s
   for (let i = 0; i < loops.length; i += SADD_CHUNK) tx.sadd(newsKey(prefix), ...loops.slice(i, i + SADD_CHUNK));
   if (rates) tx.set(ratesKey(prefix), '1');
   await tx.exec();
-  await queue.add(ALERT_EVALUATE_JOB, {}, EVALUATE_JOB_OPTIONS);
+  await askEvaluation(queue);
 }
 
 export interface News {
@@ -40,12 +40,12 @@ export async function takeNews(redis: Redis, prefix: string, max: number): Promi
   return { loops, rates: rates !== null, more: left > 0 };
 }
 
-/** The loops waiting now, and the rates flag (for tests and `doctor`). */
+/** The loops waiting now, and the rates flag (what the tests check). */
 export async function peekNews(redis: Redis, prefix: string): Promise<{ loops: string[]; rates: boolean }> {
   return { loops: await redis.smembers(newsKey(prefix)), rates: (await redis.exists(ratesKey(prefix))) === 1 };
 }
 
-/** Asks for another evaluation (the running one left loops behind). */
+/** Asks for an evaluation: one waiting at most, the dedup drops the rest (a running one keeps the last as its next). */
 export async function askEvaluation(queue: Pick<Queue, 'add'>): Promise<void> {
   await queue.add(ALERT_EVALUATE_JOB, {}, EVALUATE_JOB_OPTIONS);
 }

@@ -1,17 +1,18 @@
 /**
  * Alert evaluation per flushed batch (issue 11, "Evaluation"): `ingest`
- * hands over each flush's rows once they are durable, and this adds an
- * evaluation job for the loops among them that an alert rule without a clock
+ * hands over each flush's rows once they are durable, and this asks for an
+ * evaluation of the loops among them that an alert rule without a clock
  * reads — a finish, a sub-agent report, a convergence warning, a human
  * request or answer, a broken chain link — never one job per event.
  *
  * Adds are coalesced: at most one is in flight, and adds are at least
- * `minGapMs` apart (AGENTLEDGER_ALERT_EVALUATE_GAP_MS), so a busy ingest asks once per gap whatever its
- * rate (the Redis commands per envelope stay far below 0.01); the loops
- * gather in Redis and the evaluation job is deduplicated (news.ts), so the
- * queue behind a slow worker holds two evaluations at most. Redis being away costs ingest nothing:
- * the add fails fast, is said once per outage, and the loops are left to the
- * next alert sweep, which looks at every loop with news anyway.
+ * `minGapMs` apart (AGENTLEDGER_ALERT_EVALUATE_GAP_MS), so a busy ingest
+ * asks once per gap whatever its rate (the Redis commands per envelope stay
+ * far below 0.01); the loops gather in Redis and the evaluation job is
+ * deduplicated (news.ts), so the queue behind a slow worker holds two
+ * evaluations at most. Redis being away costs ingest nothing: the add fails
+ * fast, is said once per outage, and the loops are left to the next alert
+ * sweep, which looks at every loop with news anyway.
  */
 import type { Logger } from '../observability/logger.js';
 import { within } from '../sources/within.js';

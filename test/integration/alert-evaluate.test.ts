@@ -192,6 +192,30 @@ test('a worker raises the alerts that need no clock from ingest’s evaluations 
   assert.match(queues.detail, /alerts: 0 waiting, 0 active, \d+ delayed, 0 prioritized, 0 failed; next sweep in \d+ s/);
 });
 
+test('with Redis unreachable, ingest still stores every envelope and exits 0, saying once that the evaluations are left to the sweep', { timeout: 120_000 }, async () => {
+  const port = await freePort();
+  const t0 = Date.now();
+  const records = Array.from({ length: 30 }, (_, l) =>
+    chain(`no-redis-${l}`, [
+      [at(t0 - 20_000), 'LoopStarted', started(`no-redis-${l}`)],
+      [at(t0 - 10_000), 'LoopFinished', finished('Stuck')],
+    ]),
+  ).flat();
+  const before = Number((await query<{ n: string }>(ctx, 'SELECT toString(count()) AS n FROM envelopes'))[0]!.n);
+  await produceEnvelopes(ctx, records);
+  const run = runCli(['ingest', '--no-migrate', '--idle-exit-ms', '2000'], {
+    ...ctx.env,
+    AGENTLEDGER_REDIS_URL: `redis://127.0.0.1:${port}`,
+    AGENTLEDGER_ALERT_EVALUATE_GAP_MS: '100',
+    AGENTLEDGER_BATCH_MAX_ROWS: '10',
+  });
+  assert.equal(await run.exited, 0, run.stderr());
+  const after = Number((await query<{ n: string }>(ctx, 'SELECT toString(count()) AS n FROM envelopes'))[0]!.n);
+  assert.equal(after - before, records.length, 'every envelope stored');
+  const warnings = run.stderr().split('\n').filter((l) => l.includes('alert evaluation not queued'));
+  assert.equal(warnings.length, 1, `said once per outage, though several flushes asked: ${run.stderr().slice(-2000)}`);
+});
+
 /** A port nothing listens on now. */
 async function freePort(): Promise<number> {
   const server = createServer();
