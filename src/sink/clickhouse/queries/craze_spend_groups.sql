@@ -2,16 +2,16 @@
 -- session, provider (the journal's), model and UTC day, in [since, until)
 -- (Unix seconds), with the unpriced reports (their cost is a floor). Sums are
 -- Decimal128, rendered as text in two pieces (hi, lo) because 18.16's
--- toString garbles 21 digits and more (migration 0012 says how).
+-- toString garbles 21 digits and more (migrations 0012 and 0017 say how).
 -- param: since UInt32 0
 -- param: until UInt32 4102444800
 WITH toDecimal128('1000000000000000000', 0) AS e18
 SELECT session_id, provider, model, day, calls,
-       if(abs(input_total) < e18, toString(input_total),
+       if(abs(input_total) < e18, toString(input_total - intDiv(input_total, e18) * e18),
           concat(toString(intDiv(input_total, e18)), substring(toString(abs(input_total - intDiv(input_total, e18) * e18) + e18), 2))) AS input_tokens_sum,
-       if(abs(output_total) < e18, toString(output_total),
+       if(abs(output_total) < e18, toString(output_total - intDiv(output_total, e18) * e18),
           concat(toString(intDiv(output_total, e18)), substring(toString(abs(output_total - intDiv(output_total, e18) * e18) + e18), 2))) AS output_tokens_sum,
-       if(abs(cost_total) < e18, toString(cost_total),
+       if(abs(cost_total) < e18, toString(cost_total - intDiv(cost_total, e18) * e18),
           concat(toString(intDiv(cost_total, e18)), substring(toString(abs(cost_total - intDiv(cost_total, e18) * e18) + e18), 2))) AS cost,
        unpriced_calls
 FROM

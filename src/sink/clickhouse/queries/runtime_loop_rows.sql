@@ -2,7 +2,7 @@
 -- its own spend (view runtime_spend: verified and not replayed; unverified
 -- model cost apart), money and tokens summed as Decimal128 and read as text,
 -- rendered in two pieces (hi, lo) because 18.16's toString garbles 21 digits
--- and more (migration 0012 says how).
+-- and more (migrations 0012 and 0017 say how).
 -- The tree (parent from either side, root, subtree cost) is folded by the
 -- caller from these rows and loop_spawns. A loop with no spend row gets
 -- zeros ('' for the text sums: ANY LEFT JOIN fills defaults).
@@ -21,15 +21,15 @@ ANY LEFT JOIN
 (
     WITH toDecimal128('1000000000000000000', 0) AS e18
     SELECT loop_id, model_calls,
-        if(abs(input_total) < e18, toString(input_total),
+        if(abs(input_total) < e18, toString(input_total - intDiv(input_total, e18) * e18),
            concat(toString(intDiv(input_total, e18)), substring(toString(abs(input_total - intDiv(input_total, e18) * e18) + e18), 2))) AS input_tokens_sum,
-        if(abs(output_total) < e18, toString(output_total),
+        if(abs(output_total) < e18, toString(output_total - intDiv(output_total, e18) * e18),
            concat(toString(intDiv(output_total, e18)), substring(toString(abs(output_total - intDiv(output_total, e18) * e18) + e18), 2))) AS output_tokens_sum,
-        if(abs(model_total) < e18, toString(model_total),
+        if(abs(model_total) < e18, toString(model_total - intDiv(model_total, e18) * e18),
            concat(toString(intDiv(model_total, e18)), substring(toString(abs(model_total - intDiv(model_total, e18) * e18) + e18), 2))) AS model_cost,
-        if(abs(budget_total) < e18, toString(budget_total),
+        if(abs(budget_total) < e18, toString(budget_total - intDiv(budget_total, e18) * e18),
            concat(toString(intDiv(budget_total, e18)), substring(toString(abs(budget_total - intDiv(budget_total, e18) * e18) + e18), 2))) AS budget_cost,
-        if(abs(unverified_total) < e18, toString(unverified_total),
+        if(abs(unverified_total) < e18, toString(unverified_total - intDiv(unverified_total, e18) * e18),
            concat(toString(intDiv(unverified_total, e18)), substring(toString(abs(unverified_total - intDiv(unverified_total, e18) * e18) + e18), 2))) AS unverified_model_cost
     FROM
     (
