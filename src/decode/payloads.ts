@@ -2,8 +2,9 @@
  * The 18 payload kinds of the loop runtime (seed `loop-runtime-event-types.go.txt`),
  * with the JSON names of the Go struct tags.
  *
- * A payload is validated by a zod schema over `JSON.parse`'s result (types,
- * unknown members ignored, absent members read as Go's zero value), then read
+ * A payload is validated against its kind's member types over `JSON.parse`'s
+ * result (by hand on the hot path; a zod schema gives the reason for a
+ * refusal; unknown members ignored, absent members read as Go's zero value), then read
  * exactly from its text: integers (Go int/int64/uint64) as bigint from their
  * digits, USD amounts (float64) as picodollars from their decimal text, and
  * `json.RawMessage` members as the producer's own text.
@@ -124,6 +125,55 @@ const schemas = new Map<KindName, z.ZodType>(
   }),
 );
 
+/** Each kind's members and their types, listed once (not per payload). */
+const FIELDS = new Map<KindName, readonly (readonly [string, FieldType])[]>(KIND_NAMES.map((kind) => [kind, Object.entries(specs[kind]) as [string, FieldType][]]));
+
+const isInteger = (v: unknown): boolean => typeof v === 'number' && Number.isInteger(v);
+
+/** Whether a member's value is of its field's type, as fieldSchemas says (absent is fine; null only for usage). */
+function fits(type: FieldType, v: unknown): boolean {
+  if (v === undefined) return true;
+  switch (type) {
+    case 'string':
+      return typeof v === 'string';
+    case 'bool':
+      return typeof v === 'boolean';
+    case 'int':
+      return isInteger(v);
+    case 'uint':
+      return isInteger(v) && (v as number) >= 0;
+    case 'raw':
+      return true;
+    case 'usd':
+      return typeof v === 'number';
+    case 'usage': {
+      if (v === null) return true;
+      if (typeof v !== 'object' || Array.isArray(v)) return false;
+      const u = v as Record<string, unknown>;
+      return (u.in === undefined || isInteger(u.in)) && (u.out === undefined || isInteger(u.out)) && (u.cost_usd === undefined || typeof u.cost_usd === 'number');
+    }
+  }
+}
+
+/**
+ * The kind's schema, checked by hand on the hot path: true only where zod
+ * would accept (test/unit/decode-payloads.test.ts holds it to that).
+ */
+function typesFit(kind: KindName, obj: Record<string, unknown>): boolean {
+  for (const [field, type] of FIELDS.get(kind)!) if (!fits(type, obj[field])) return false;
+  return true;
+}
+
+/** Whether zod's schema for `kind` takes `parsed` (for the tests that hold the hand check to it). */
+export function schemaTakes(kind: KindName, parsed: unknown): boolean {
+  return schemas.get(kind)!.safeParse(parsed).success;
+}
+
+/** Whether the hand check takes `parsed` (an object). */
+export function handCheckTakes(kind: KindName, parsed: Record<string, unknown>): boolean {
+  return typesFit(kind, parsed);
+}
+
 const ZERO_USD: Usd = { text: '0', pico: 0n };
 
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
@@ -162,17 +212,20 @@ export function decodePayload(kind: KindName, text: string, parsed: unknown): De
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
     return malformed(`${kind} payload is not a JSON object`);
   }
-  const checked = schemas.get(kind)!.safeParse(parsed);
-  if (!checked.success) {
-    const issue = checked.error.issues[0];
-    return malformed(`${kind} payload: ${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}`);
+  if (!typesFit(kind, parsed as Record<string, unknown>)) {
+    // Only a payload the hand check refuses is given to zod, for its reason.
+    const checked = schemas.get(kind)!.safeParse(parsed);
+    if (!checked.success) {
+      const issue = checked.error.issues[0];
+      return malformed(`${kind} payload: ${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}`);
+    }
   }
   const members = objectMembers(text);
   const obj = parsed as Record<string, unknown>;
   // Only a \u escape can carry a lone surrogate (the text is valid UTF-8).
   const escapes = text.includes('\\u');
   const out: Record<string, unknown> = { kind };
-  for (const [field, type] of Object.entries(specs[kind]) as [string, FieldType][]) {
+  for (const [field, type] of FIELDS.get(kind)!) {
     const raw = members.get(field);
     let value: unknown;
     switch (type) {

@@ -19,17 +19,21 @@ export interface Link {
 }
 
 /**
- * LoopID ‖ Seq ‖ Time ‖ Kind are written into one reused buffer and hashed
- * with a single update(): six small updates cost more than the SHA-256 of a
- * 1 KB payload (bench/verify-inprocess.ts). update() copies what it is given
- * before it returns, so reusing the buffer is safe.
+ * prevHash ‖ LoopID ‖ Seq ‖ Time ‖ Kind ‖ Payload are written into one reused
+ * buffer and hashed with a single update(): each update() costs more than
+ * copying a 1 KB payload (bench/verify-inprocess.ts). update() is done with
+ * the buffer before it returns, so reusing it is safe.
  */
-let scratch = Buffer.alloc(1024);
+let scratch = Buffer.alloc(4096);
+const INLINE_PAYLOAD = 64 * 1024;
 
 export function linkHash(prevHash: Buffer, link: Link, encoding: SeqEncoding): Buffer {
-  const bound = (link.loopId.length + link.timeText.length + link.kind.length) * 3 + 24;
+  // A large payload (up to the decoder's limit) is hashed from where it is, not copied.
+  const inline = link.payload.length <= INLINE_PAYLOAD;
+  const bound = prevHash.length + (link.loopId.length + link.timeText.length + link.kind.length) * 3 + 8 + (inline ? link.payload.length : 0);
   if (bound > scratch.length) scratch = Buffer.alloc(bound * 2);
-  let off = scratch.write(link.loopId, 0, 'utf8');
+  let off = prevHash.copy(scratch, 0);
+  off += scratch.write(link.loopId, off, 'utf8');
   if (encoding === 'decimal') {
     off += scratch.write(String(link.seq), off, 'latin1');
   } else {
@@ -40,5 +44,7 @@ export function linkHash(prevHash: Buffer, link: Link, encoding: SeqEncoding): B
   }
   off += scratch.write(link.timeText, off, 'utf8');
   off += scratch.write(link.kind, off, 'utf8');
-  return createHash('sha256').update(prevHash).update(scratch.subarray(0, off)).update(link.payload).digest();
+  if (!inline) return createHash('sha256').update(scratch.subarray(0, off)).update(link.payload).digest();
+  off += link.payload.copy(scratch, off);
+  return createHash('sha256').update(scratch.subarray(0, off)).digest();
 }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { decodeEnvelope } from '../../src/decode/envelope.js';
+import { decodeEnvelope, isCanonicalBase64, recordSchema } from '../../src/decode/envelope.js';
 import { linkHash, ZERO_HASH } from '../../src/verify/hash.js';
 
 const payload = '{"iteration":3}';
@@ -88,4 +88,63 @@ for (const [name, value, reason] of malformedCases) {
     assert.equal(d.ok, false);
     if (!d.ok) assert.match(d.reason, reason);
   });
+}
+
+test('isCanonicalBase64 says what encoding again would: every length, padding, spare bits, other alphabets, junk', () => {
+  let seed = 12345;
+  const rand = (n: number): number => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n);
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=-_ !\n\t.';
+  const texts: string[] = ['', '=', '==', '====', 'QQ==', 'QR==', 'QUI=', 'QUJ=', 'QUJD', 'Q===', 'QQ=A', 'Q Q==', 'QQ', '-_-_', 'QUJD\n'];
+  for (let len = 0; len < 40; len++) {
+    const bytes = Buffer.alloc(len);
+    for (let i = 0; i < len; i++) bytes[i] = rand(256);
+    const canonical = bytes.toString('base64');
+    texts.push(canonical, canonical.replace(/=+$/, ''), bytes.toString('base64url'));
+    for (let k = 0; k < 6 && canonical.length > 0; k++) {
+      const at = rand(canonical.length);
+      texts.push(canonical.slice(0, at) + alphabet[rand(alphabet.length)]! + canonical.slice(at + 1));
+      texts.push(canonical.slice(0, at) + canonical.slice(at + 1));
+    }
+  }
+  for (const text of texts) {
+    const decoded = Buffer.from(text, 'base64');
+    assert.equal(isCanonicalBase64(text, decoded), decoded.toString('base64') === text, JSON.stringify(text));
+  }
+});
+
+test('records checked by hand on the hot path get the decoding zod would give them, and every refusal its reason', () => {
+  const variants: Record<string, unknown>[] = [
+    {},
+    { LoopID: 'x'.repeat(300) },
+    { Seq: Number.MAX_SAFE_INTEGER },
+    { Seq: 2 ** 53 },
+    { Seq: 1e300 },
+    { Seq: true },
+    { Seq: null },
+    { Time: 5 },
+    { Kind: '' },
+    { Kind: 7 },
+    { Payload: null },
+    { Payload: payload },
+    { Hash: Buffer.from(good.Hash).toString('hex').toUpperCase() },
+    { Hash: [...good.Hash.slice(1), 1.5] },
+    { Hash: [...good.Hash.slice(1), '1'] },
+    { Hash: {} },
+    { LoopID: undefined },
+    { extra: { nested: [1, 2] } },
+  ];
+  for (const over of variants) {
+    const d = decodeEnvelope(rec(over));
+    const viaZod = recordSchemaReason(over);
+    if (viaZod === undefined) assert.ok(d.ok || !/^(LoopID|Seq|Time|Kind|Payload|Hash):/.test(d.reason), JSON.stringify(over));
+    else assert.deepEqual(d, { ok: false, reason: viaZod }, JSON.stringify(over));
+  }
+});
+
+/** The reason recordSchema gives a record (undefined when it takes it), as decodeEnvelope words it. */
+function recordSchemaReason(over: Record<string, unknown>): string | undefined {
+  const checked = recordSchema.safeParse(JSON.parse(JSON.stringify({ ...good, ...over })));
+  if (checked.success) return undefined;
+  const issue = checked.error.issues[0];
+  return `${issue?.path.length ? `${issue.path.join('.')}: ` : ''}${issue?.message ?? 'not an Envelope'}`;
 }

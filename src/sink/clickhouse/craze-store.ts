@@ -4,7 +4,8 @@
  * it. ClickHouse is the source of truth; memory only caches it.
  */
 import type { ClickHouseClient } from '@clickhouse/client';
-import { incarnationKey, type CrazeRow, type IncarnationHead } from './rows.js';
+import { CRAZE_COLUMNS, incarnationKey, type CrazeRow, type IncarnationHead } from './rows.js';
+import { tsvBody } from './tsv.js';
 import { inListChunks, partitionProgress, querySql, renderSql } from './sql.js';
 
 
@@ -42,11 +43,11 @@ export class CrazeStore {
   /** Parses and checks rows as insert() does, storing nothing: craze_events_probe is a Null-engine twin (migration 0007). */
   async probe(rows: readonly CrazeRow[]): Promise<void> {
     if (rows.length === 0) return;
-    await this.ch.insert({ table: 'craze_events_probe', values: rows as CrazeRow[], format: 'JSONEachRow' });
+    await this.ch.insert({ table: 'craze_events_probe', values: tsvBody(rows, CRAZE_COLUMNS), format: 'TabSeparated', columns: CRAZE_COLUMNS });
   }
 
   async insert(rows: readonly CrazeRow[], queryId?: string): Promise<void> {
     if (rows.length === 0) return;
-    await this.ch.insert({ table: 'craze_events', values: rows as CrazeRow[], format: 'JSONEachRow', ...(queryId ? { query_id: queryId } : {}) });
+    await this.ch.insert({ table: 'craze_events', values: tsvBody(rows, CRAZE_COLUMNS), format: 'TabSeparated', columns: CRAZE_COLUMNS, ...(queryId ? { query_id: queryId } : {}) });
   }
 }

@@ -5,7 +5,8 @@
  * only caches them.
  */
 import type { ClickHouseClient } from '@clickhouse/client';
-import type { EnvelopeRow, StoredHead, StoredVersion } from './rows.js';
+import { ENVELOPE_COLUMNS, type EnvelopeRow, type StoredHead, type StoredVersion } from './rows.js';
+import { tsvBody } from './tsv.js';
 import { inListChunks, partitionProgress, querySql, renderSql } from './sql.js';
 
 /** Verdicts of rows that move a loop's chain forward (as in envelope_heads.sql). */
@@ -67,7 +68,7 @@ export class EnvelopeStore {
   /** Parses and checks rows as insert() does, storing nothing: envelopes_probe is a Null-engine twin (migration 0007). */
   async probe(rows: readonly EnvelopeRow[]): Promise<void> {
     if (rows.length === 0) return;
-    await this.ch.insert({ table: 'envelopes_probe', values: rows as EnvelopeRow[], format: 'JSONEachRow' });
+    await this.ch.insert({ table: 'envelopes_probe', values: tsvBody(rows, ENVELOPE_COLUMNS), format: 'TabSeparated', columns: ENVELOPE_COLUMNS });
   }
 
   /**
@@ -77,7 +78,7 @@ export class EnvelopeStore {
    */
   async insert(rows: readonly EnvelopeRow[], queryId?: string): Promise<void> {
     if (rows.length === 0) return;
-    await this.ch.insert({ table: 'envelopes', values: rows as EnvelopeRow[], format: 'JSONEachRow', ...(queryId ? { query_id: queryId } : {}) });
+    await this.ch.insert({ table: 'envelopes', values: tsvBody(rows, ENVELOPE_COLUMNS), format: 'TabSeparated', columns: ENVELOPE_COLUMNS, ...(queryId ? { query_id: queryId } : {}) });
   }
 
   /**

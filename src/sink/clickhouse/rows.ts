@@ -1,12 +1,14 @@
 /**
  * The rows agentledger writes, one interface per table, every column listed
- * (schema/clickhouse/ is the authority). Values are as JSONEachRow takes them on
- * 18.16 and current ClickHouse: Int64/UInt64 money and offsets as decimal
- * strings (exact beyond 2^53), DateTime as 'YYYY-MM-DD hh:mm:ss' UTC text.
+ * (schema/clickhouse/ is the authority). Values are as TabSeparated and
+ * JSONEachRow take them on 18.16 and current ClickHouse: Int64/UInt64 money
+ * and offsets as decimal strings (exact beyond 2^53), DateTime as
+ * 'YYYY-MM-DD hh:mm:ss' UTC text.
  *
  * The sink owns these shapes; the stages before it fill them and import
  * nothing of the sink but them.
  */
+import { columnsOf, type Columns } from './tsv.js';
 
 /** Where a row's record was read; every table ends with these columns. */
 export interface KafkaColumns {
@@ -139,6 +141,29 @@ export interface CrazeRow extends KafkaColumns {
   error_code: number;
   account_state: string;
 }
+
+/** The envelopes table's columns as an insert names them (every field of EnvelopeRow). */
+export const ENVELOPE_COLUMNS: Columns<EnvelopeRow> = columnsOf<EnvelopeRow>({
+  loop_id: true, seq: true, time: true, time_text: true, kind: true, kind_class: true, hash: true, computed_hash: true, payload: true,
+  verdict: true, detail: true, evidence: true, model_provider: true, model_name: true, input_tokens: true, output_tokens: true,
+  cost_pico: true, cost_usd_text: true, duration_ms: true, budget_pico: true, budget_usd_text: true, budget_tokens: true,
+  budget_wall_ms: true, budget_iterations: true, action_type: true, loop_name: true, parent_loop_id: true, depth: true, loop_seed: true,
+  config_hash: true, child_loop_id: true, definition: true, outcome: true, error: true, spend_raw: true, spend_pico: true,
+  spend_usd_text: true, spend_tokens: true, spend_wall_ms: true, spend_iterations: true, fork_source: true, fork_at_seq: true, tool: true,
+  tool_is_error: true, detector: true, iteration: true, kafka_topic: true, kafka_partition: true, kafka_offset: true, ingested_at: true,
+});
+
+/** The craze_events table's columns as an insert names them (every field of CrazeRow). */
+export const CRAZE_COLUMNS: Columns<CrazeRow> = columnsOf<CrazeRow>({
+  session_id: true, incarnation: true, seq: true, event_type: true, at: true, at_text: true, agent: true, replayed: true, event: true,
+  verdict: true, detail: true, cwd: true, provider: true, craze_version: true, model: true, report: true, cost_pico: true,
+  input_tokens: true, output_tokens: true, reasoning_tokens: true, cache_read_tokens: true, cache_creation_tokens: true, unpriced: true,
+  turn_id: true, turn_outcome: true, turn_synthetic: true, err_class: true, subagent_id: true, subagent_attempt: true,
+  subagent_change: true, subagent_status: true, tool_name: true, tool_kind: true, tool_status: true, tool_exit_code: true, ask_kind: true,
+  ask_outcome: true, ask_by: true, compaction_phase: true, compaction_reason: true, tokens_before: true, tokens_after: true,
+  error_class: true, error_code: true, account_state: true, kafka_topic: true, kafka_partition: true, kafka_offset: true,
+  ingested_at: true,
+});
 
 /** What the envelopes table says about a loop's head (envelope_heads.sql). */
 export interface StoredHead {
