@@ -227,6 +227,12 @@ export const envSchema = z.object({
    * it land in pieces. At most 134217728.
    */
   AGENTLEDGER_BATCH_MAX_BYTES: positiveInt(128 * 1024 * 1024).default(16 * 1024 * 1024),
+  /**
+   * Whether `ingest` decodes and verifies the next batches while the previous
+   * flush's insert is in flight (at most one flush in flight; offsets are
+   * still committed only after their rows are durable). Default `true`.
+   */
+  AGENTLEDGER_BATCH_OVERLAP: flag.default(true),
   /** Port of the Prometheus `/metrics` endpoint; `0` turns it off. Default `9464`. */
   AGENTLEDGER_METRICS_PORT: z.coerce
     .number({ message: 'expected a port number' })
@@ -325,7 +331,7 @@ export interface Config {
   readonly redis: { readonly url: string; readonly queuePrefix: string };
   readonly rollups: { readonly sweepMs: number; readonly lateMs: number; readonly compactMs: number; readonly scanLoops: number };
   readonly alerts: AlertsConfig;
-  readonly batch: { readonly maxRows: number; readonly maxWaitMs: number; readonly maxBytes: number };
+  readonly batch: { readonly maxRows: number; readonly maxWaitMs: number; readonly maxBytes: number; readonly overlap: boolean };
   readonly envelopes: { readonly seqEncoding: 'binary' | 'decimal'; readonly maxPayloadBytes: number };
   readonly metricsPort: number;
   /** The worker's metrics port (0: off). */
@@ -419,7 +425,7 @@ export function parseConfig(env: NodeJS.ProcessEnv): Config {
           ? undefined
           : { url: e.AGENTLEDGER_ALERT_WEBHOOK_URL, secret: e.AGENTLEDGER_ALERT_WEBHOOK_SECRET, timeoutMs: e.AGENTLEDGER_ALERT_WEBHOOK_TIMEOUT_MS },
     },
-    batch: { maxRows: e.AGENTLEDGER_BATCH_MAX_ROWS, maxWaitMs: e.AGENTLEDGER_BATCH_MAX_WAIT_MS, maxBytes: e.AGENTLEDGER_BATCH_MAX_BYTES },
+    batch: { maxRows: e.AGENTLEDGER_BATCH_MAX_ROWS, maxWaitMs: e.AGENTLEDGER_BATCH_MAX_WAIT_MS, maxBytes: e.AGENTLEDGER_BATCH_MAX_BYTES, overlap: e.AGENTLEDGER_BATCH_OVERLAP },
     envelopes: { seqEncoding: e.AGENTLEDGER_SEQ_ENCODING, maxPayloadBytes: e.AGENTLEDGER_MAX_PAYLOAD_BYTES },
     metricsPort: e.AGENTLEDGER_METRICS_PORT,
     workerMetricsPort: e.AGENTLEDGER_WORKER_METRICS_PORT,

@@ -92,8 +92,12 @@ export class CrazeStream implements Stream<CrazeRow> {
   /** Accounting per (session, incarnation) of sessions whose heads are loaded. */
   private readonly accounts = new Map<string, IncarnationSpend>();
   private readonly loadedSessions = new Set<string>();
-  /** (session, incarnation, seq) judged since the last flush: stored as far as order is concerned. */
-  private readonly pendingSeen = new Set<string>();
+  /**
+   * (session, incarnation, seq) judged but not yet durable, one set per
+   * buffer (oldest first; the last takes what is judged now): stored as far
+   * as order is concerned.
+   */
+  private pendingSeen: { generation: number; keys: Set<string> }[] = [{ generation: 0, keys: new Set() }];
 
   constructor(
     readonly topic: string,
@@ -109,15 +113,28 @@ export class CrazeStream implements Stream<CrazeRow> {
     return Promise.resolve();
   }
 
-  /** The rows judged so far are durable: what was pending is the store's now. */
-  durable(): void {
-    this.pendingSeen.clear();
+  seal(): number {
+    const sealed = this.pendingSeen[this.pendingSeen.length - 1]!.generation;
+    this.pendingSeen.push({ generation: sealed + 1, keys: new Set() });
+    return sealed;
+  }
+
+  /** The rows of buffer `upTo` and before (all when omitted) are durable: what they left pending is the store's now. */
+  durable(upTo = Infinity): void {
+    const next = this.pendingSeen[this.pendingSeen.length - 1]!.generation + 1;
+    this.pendingSeen = this.pendingSeen.filter((layer) => layer.generation > upTo);
+    if (this.pendingSeen.length === 0) this.pendingSeen.push({ generation: next, keys: new Set() });
   }
 
   reset(): void {
     this.accounts.clear();
     this.loadedSessions.clear();
-    this.pendingSeen.clear();
+    // Buffer numbers go on: a flush of the old generation that ends later marks nothing of the new one durable.
+    this.pendingSeen = [{ generation: this.pendingSeen[this.pendingSeen.length - 1]!.generation + 1, keys: new Set() }];
+  }
+
+  private isPending(seqKey: string): boolean {
+    return this.pendingSeen.some((layer) => layer.keys.has(seqKey));
   }
 
   /** `since` is unused: craze heads are read from craze_events itself (see README, "Speed"). */
@@ -153,7 +170,7 @@ export class CrazeStream implements Stream<CrazeRow> {
       const { sessionId, incarnation, seq } = d.value;
       const key = incarnationKey(sessionId, incarnation);
       const seqKey = `${key}\u0000${seq}`;
-      if (seq <= (this.accounts.get(key)?.headSeq ?? 0) && !this.pendingSeen.has(seqKey)) lookups.set(seqKey, [sessionId, incarnation, seq]);
+      if (seq <= (this.accounts.get(key)?.headSeq ?? 0) && !this.isPending(seqKey)) lookups.set(seqKey, [sessionId, incarnation, seq]);
     }
     const seen = lookups.size > 0 ? await this.store.seen([...lookups.values()]) : new Set<string>();
 
@@ -178,7 +195,7 @@ export class CrazeStream implements Stream<CrazeRow> {
         account = new IncarnationSpend(r.sessionId, r.incarnation);
         this.accounts.set(key, account);
       }
-      const { verdict, detail } = checkCrazeSeq(account.headSeq, r.seq, seen.has(seqKey) || this.pendingSeen.has(seqKey));
+      const { verdict, detail } = checkCrazeSeq(account.headSeq, r.seq, seen.has(seqKey) || this.isPending(seqKey));
       // A redelivery is dropped: the first copy is stored already.
       if (verdict === 'duplicate') {
         count(verdict);
@@ -191,7 +208,7 @@ export class CrazeStream implements Stream<CrazeRow> {
         // detail), never stored wrapped; the method goes on from this report.
         if (report?.impossible) deadLetters.push({ record, reason: report.impossible });
       }
-      this.pendingSeen.add(seqKey);
+      this.pendingSeen[this.pendingSeen.length - 1]!.keys.add(seqKey);
       count(verdict);
       const e = r.event;
       const at = e.at ? parseRfc3339(e.at) : undefined;

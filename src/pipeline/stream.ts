@@ -62,8 +62,14 @@ export interface Stream<Row extends KafkaColumns = KafkaColumns> {
   quarantine(record: SourceRecord, reason: string): { row: Row; deadLetter: DeadLetter };
   /** After `rows` are durable (inserted, or found landed): the store's idempotent derived writes, before the offset commit. */
   derive(rows: readonly Row[]): Promise<void>;
-  /** Every row process() returned so far is durable (inserted, or found landed). */
-  durable(): void;
+  /**
+   * The rows process() returned so far form a buffer being flushed: returns
+   * its number. What process() returns next belongs to the next buffer, which
+   * may be judged while this one's insert is in flight.
+   */
+  seal(): number;
+  /** Every row of buffer `upTo` and of those before it (every row process() returned, when omitted) is durable: inserted, or found landed. */
+  durable(upTo?: number): void;
   /** Forgets every cache (after a rebalance). */
   reset(): void;
 }

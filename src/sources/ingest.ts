@@ -10,7 +10,10 @@
  *    on) but NOT committed.
  * 3. A flush sends the dead letters (acks from all replicas), then writes all
  *    buffered rows with ONE insert per table, then commits the offsets after
- *    them. A crash before the insert loses only uncommitted, unstored work,
+ *    them. While it is in flight, the next batches are decoded, verified and
+ *    buffered (a buffer is sealed when its flush starts; at most one flush is
+ *    in flight, and a failed one is retried before any later one starts), so
+ *    offsets are still committed in order, each after its rows. A crash before the insert loses only uncommitted, unstored work,
  *    read again on restart; a crash after it is caught by step 1. The insert
  *    is one part: one ingested_at for the whole flush (the partition key), a
  *    cap on its bytes (current ClickHouse splits inserts above ~256 MiB).
@@ -101,6 +104,21 @@ interface Pending {
   records: Map<Stream, SourceRecord[]>;
   /** Streams whose state went past rows the server refused: reset once this buffer is durable. */
   rebuild: Set<Stream>;
+  /** Per "topic:partition", the first offset of this buffer (where a rewind goes back to). */
+  starts: Map<string, Position>;
+  /** Per stream, the number of this buffer in the stream's state, once sealed. */
+  sealed: Map<Stream, number>;
+  /** Set when this member dropped the buffer (a rebalance, a lost ownership): a flush of it ends without committing. */
+  dropped: boolean;
+}
+
+/** A sealed buffer's flush. */
+interface Flight {
+  readonly p: Pending;
+  /** The flush running, or undefined once it failed (the next try starts it again). */
+  done: Promise<void> | undefined;
+  /** Running, over (its rows durable), or failed (to be tried again). */
+  state: 'running' | 'done' | 'failed';
 }
 
 const emptyPending = (): Pending => ({
@@ -116,6 +134,9 @@ const emptyPending = (): Pending => ({
   tried: new Map(),
   records: new Map(),
   rebuild: new Set(),
+  starts: new Map(),
+  sealed: new Map(),
+  dropped: false,
 });
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -188,6 +209,8 @@ export class Ingestor {
   /** Set when this member failed to prove it owns its partitions: no timer flush until it joins again. */
   private fenced = false;
   private pending = emptyPending();
+  /** The sealed buffer whose flush is in flight, or failed and due again. */
+  private inflight: Flight | undefined;
   private lock: Promise<unknown> = Promise.resolve();
   private timer: NodeJS.Timeout | undefined;
   private stopping = false;
@@ -280,7 +303,10 @@ export class Ingestor {
 
   /** Forgets the buffer and everything read back: it belongs to a generation this member no longer owns. */
   private dropState(): void {
+    this.pending.dropped = true;
     this.pending = emptyPending();
+    if (this.inflight) this.inflight.p.dropped = true;
+    this.inflight = undefined;
     this.progress.clear();
     this.durable.clear();
     this.since.clear();
@@ -302,7 +328,15 @@ export class Ingestor {
       // Step 4: ClickHouse reads (progress, heads) and the flush are retried
       // here, with heartbeats, until they succeed; nothing is skipped.
       const at = { topic: batch.topic, partition: batch.partition, firstOffset: batch.firstOffset(), lastOffset: batch.lastOffset() };
-      await this.untilDone(heartbeat, at, () => this.withLock(() => this.processBatch(batch)));
+      let stale = false;
+      await this.untilDone(heartbeat, at, () =>
+        this.withLock(async () => {
+          // A rewind (settleInflight) sought this partition back while the batch waited for the lock.
+          if (isStale()) stale = true;
+          else await this.processBatch(batch);
+        }),
+      );
+      if (stale) return;
       // Step 2: fetch on, commit later.
       resolveOffset(batch.lastOffset());
       await this.untilDone(heartbeat, at, () => this.flushIfDue(false));
@@ -332,6 +366,7 @@ export class Ingestor {
       this.durable.set(tp, { topic, partition, offset: next.toString(), ...(commit?.metadata ? { metadata: commit.metadata } : {}) });
     }
     const from = next;
+    if (!this.pending.starts.has(tp)) this.pending.starts.set(tp, { topic, partition, offset: from.toString() });
     const records: SourceRecord[] = batch.messages
       .filter((m) => BigInt(m.offset) >= from)
       .map((m) => ({ topic, partition, offset: m.offset, timestamp: m.timestamp, key: m.key, value: m.value, headers: m.headers }));
@@ -483,15 +518,75 @@ export class Ingestor {
   async flushIfDue(force: boolean, fromTimer = false): Promise<void> {
     const { config } = this.deps;
     await this.withLock(async () => {
-      const p = this.pending;
+      if (fromTimer && (this.rebalancing || this.fenced)) return;
       // Every buffered row has its partition's position recorded, so an empty
       // positions map means an empty buffer.
-      if (p.positions.size === 0 || (fromTimer && (this.rebalancing || this.fenced))) return;
+      const p = this.pending;
       const full = p.count >= config.batch.maxRows || p.bytes >= config.batch.maxBytes;
-      if (!force && !full && Date.now() - p.since < config.batch.maxWaitMs) return;
-      await this.flush(p);
-      if (this.pending === p) this.pending = emptyPending();
+      const due = p.positions.size > 0 && (force || full || Date.now() - p.since >= config.batch.maxWaitMs);
+      // A flush in flight finishes on its own. It is waited for before the
+      // next one starts (offsets are committed in order), at a stop, and to
+      // try it again once it failed (before any later buffer is written).
+      const flight = this.inflight;
+      if (flight !== undefined && (due || force || flight.state !== 'running')) await this.settleInflight();
+      // A rewind (settleInflight) may have dropped the buffer.
+      if (!due || this.pending !== p) return;
+      // Sealed: what the streams judge from now on belongs to the next buffer.
+      for (const stream of this.streams) p.sealed.set(stream, stream.seal());
+      this.pending = emptyPending();
+      const started: Flight = { p, done: this.flush(p), state: 'running' };
+      // Settled by settleInflight, here or at a later flushIfDue (a batch, the timer, stop).
+      // One that succeeds with nothing to read back is over by itself.
+      started.done?.then(
+        () => {
+          started.state = 'done';
+          if (this.inflight === started && p.rebuild.size === 0) this.inflight = undefined;
+        },
+        () => (started.state = 'failed'),
+      );
+      this.inflight = started;
+      if (force || !config.batch.overlap) await this.settleInflight();
     });
+  }
+
+  /**
+   * Waits for the flush in flight; a failed one is tried again, awaited, and
+   * its failure thrown (the caller's retry loop comes back here). Once the
+   * buffer is durable, a stream whose state went past rows the server refused
+   * is read back: the buffer judged meanwhile on that state is dropped and
+   * its partitions rewound, to be judged again. Runs under the lock.
+   */
+  private async settleInflight(): Promise<void> {
+    const flight = this.inflight;
+    if (flight === undefined) return;
+    if (flight.done === undefined) {
+      flight.state = 'running';
+      flight.done = this.flush(flight.p);
+    }
+    try {
+      await flight.done;
+    } catch (err) {
+      flight.done = undefined;
+      flight.state = 'failed';
+      throw err;
+    }
+    flight.state = 'done';
+    if (this.inflight === flight) this.inflight = undefined;
+    if (flight.p.dropped || flight.p.rebuild.size === 0) return;
+    const next = this.pending;
+    if (next.starts.size > 0) {
+      next.dropped = true;
+      this.pending = emptyPending();
+      for (const [tp, start] of next.starts) {
+        this.progress.set(tp, BigInt(start.offset));
+        this.consumer.seek({ topic: start.topic, partition: start.partition, offset: start.offset });
+      }
+      this.deps.log.info('read back after rows the server refused: the batches judged meanwhile are judged again', { partitions: [...next.starts.keys()] });
+      for (const stream of this.streams) stream.reset();
+    } else {
+      for (const stream of flight.p.rebuild) stream.reset();
+    }
+    flight.p.rebuild.clear();
   }
 
   /**
@@ -513,7 +608,7 @@ export class Ingestor {
         buffered: p.count,
         error: lost.message,
       });
-      if (this.pending === p) this.dropState();
+      if (!p.dropped) this.dropState();
       throw lost;
     }
     this.fenced = false;
@@ -574,7 +669,7 @@ export class Ingestor {
           metrics.batchRows.observe({ stream: stream.name }, rows.length);
         }
         p.landed.add(stream);
-        stream.durable();
+        stream.durable(p.sealed.get(stream));
       }
       // The store's derived tables (loop_heads), idempotent, before the commit
       // that dates them: a failure here is retried with the flush.
@@ -582,6 +677,8 @@ export class Ingestor {
       this.deps.onDurable?.(rows);
       p.rows.delete(stream);
     }
+    // Dropped meanwhile (a rebalance): the partitions are another member's now, and so is their commit.
+    if (p.dropped) return;
     const metadata = String(p.stampSeconds);
     const commits = [...p.positions.values()].map((position) => ({ ...position, metadata }));
     for (const c of commits) this.durable.set(`${c.topic}:${c.partition}`, c);
@@ -599,8 +696,6 @@ export class Ingestor {
         });
       p.positions.clear();
     }
-    for (const stream of p.rebuild) stream.reset();
-    p.rebuild.clear();
   }
 
   /** The buffered dead letters, with their source records' headers and where they came from. */
@@ -736,7 +831,7 @@ export class Ingestor {
 
   /** Rows and dead letters waiting for a flush. */
   get buffered(): number {
-    return this.pending.count;
+    return this.pending.count + (this.inflight?.p.count ?? 0);
   }
 
   /**
@@ -754,7 +849,7 @@ export class Ingestor {
     const deadline = Date.now() + this.deps.config.kafka.sessionTimeoutMs;
     while (this.inFlight > 0 && Date.now() < deadline) await sleep(20);
     // After a fatal failure the buffer would only fail again: it is read again on restart.
-    let flushed = !flush && this.pending.positions.size === 0;
+    let flushed = !flush && this.pending.positions.size === 0 && this.inflight === undefined;
     for (let attempt = 0; flush && attempt < 5 && !flushed; attempt++) {
       try {
         await this.flushIfDue(true);

@@ -47,6 +47,10 @@ class LostAnswerStream implements Stream<Row> {
   quarantine(record: SourceRecord, reason: string): { row: Row; deadLetter: { record: SourceRecord; reason: string } } {
     return { row: { kafka_topic: record.topic, kafka_partition: record.partition, kafka_offset: record.offset, ingested_at: '' }, deadLetter: { record, reason } };
   }
+  private sealed = 0;
+  seal(): number {
+    return this.sealed++;
+  }
   durable(): void {}
   derive(): Promise<void> {
     return Promise.resolve();

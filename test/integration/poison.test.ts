@@ -281,6 +281,87 @@ test('a row or a query ClickHouse refuses is traced to its record: dead-lettered
   assert.match(refused, /agentledger_refused_records_total\{topic="[^"]+"\} 2/);
 });
 
+/**
+ * HoledStream whose first insert with a Hole row waits until the ingestor has
+ * judged a later batch (or 10 s): the batches judged while a flush is in
+ * flight, on a state that took the refused row as stored.
+ */
+class SlowHoledStream extends HoledStream {
+  private holding = false;
+  private held = false;
+  /** Whether process() judged records while the first insert was held. */
+  judgedDuringHold = false;
+
+  override async process(records: readonly SourceRecord[], since?: number): Promise<StreamBatch<EnvelopeRow>> {
+    if (this.holding) this.judgedDuringHold = true;
+    return super.process(records, since);
+  }
+
+  override async insert(rows: readonly EnvelopeRow[], queryId?: string): Promise<void> {
+    if (!this.held && rows.some((r) => r.kind === 'Hole')) {
+      this.held = true;
+      this.holding = true;
+      for (let i = 0; i < 100 && !this.judgedDuringHold; i++) await sleep(100);
+      this.holding = false;
+    }
+    return super.insert(rows, queryId);
+  }
+}
+
+test('rows refused while the next batches were judged: those batches are judged again on the state read back, every record stored once', { timeout: 180_000 }, async () => {
+  const ctx = await context('poison_overlap', { AGENTLEDGER_BATCH_MAX_WAIT_MS: '200' });
+  const kafka = createKafka(ctx.config.kafka, log);
+  const { envelopes: topic, deadLetter } = ctx.config.kafka.topics;
+  await ensureTopics(kafka, [
+    { topic, numPartitions: 1, configEntries: TOPIC_CONFIG },
+    { topic: deadLetter, numPartitions: 1, configEntries: TOPIC_CONFIG },
+  ]);
+  const a = chain('loop-a', 6, { 3: 'Hole' });
+  const c = chain('loop-c', 3);
+  const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
+  await producer.connect();
+  const send = (values: string[]) => producer.send({ topic, acks: -1, messages: values.map((value) => ({ key: loopIdOf(value), value })) });
+  await send(a.slice(0, 3));
+
+  const clickhouse = createClickHouse(ctx.config.clickhouse);
+  const stream = new SlowHoledStream(topic, new EnvelopeStore(clickhouse), clickhouse);
+  const ingestor = new Ingestor({ kafka, clickhouse, config: ctx.config, log, metrics: createMetrics() }, [stream]);
+  let fatal: Error | undefined;
+  ingestor.onFatal = (err) => (fatal = err);
+  await ingestor.start();
+  try {
+    // The rest arrives while the first flush (with the Hole) is held in flight.
+    for (let i = 0; i < 300 && ingestor.buffered === 0; i++) await sleep(50);
+    await sleep(400);
+    await send([...a.slice(3), ...c]);
+    await producer.disconnect();
+    for (let i = 0; i < 600 && !(await ingestor.caughtUp()); i++) await sleep(100);
+  } finally {
+    assert.equal(await ingestor.stop(), true);
+    await clickhouse.close();
+  }
+  assert.equal(fatal, undefined, 'nothing fatal');
+  assert.ok(stream.judgedDuringHold, 'the next batch was judged while the first flush was in flight');
+
+  // Every row once (no FINAL: a batch dropped and judged again must not have been stored twice).
+  const rows = await query<{ loop_id: string; seq: number; verdict: string }>(ctx, 'SELECT loop_id, seq, verdict FROM envelopes ORDER BY kafka_offset');
+  assert.deepEqual(
+    rows.map((r) => `${r.loop_id}/${r.seq}/${r.verdict}`),
+    [
+      'loop-a/1/ok',
+      'loop-a/2/ok',
+      'loop-a/0/malformed',
+      // Judged again once the Hole was set aside: what any member judging these records says.
+      'loop-a/4/gap',
+      'loop-a/5/ok',
+      'loop-a/6/ok',
+      'loop-c/1/ok',
+      'loop-c/2/ok',
+      'loop-c/3/ok',
+    ],
+  );
+});
+
 test('a failure no retry can fix (a wrong ClickHouse password) ends ingest with exit 1, not a silent stall', { timeout: 120_000 }, async () => {
   const ctx = await context('poison_fatal');
   const kafka = createKafka(ctx.config.kafka, log);

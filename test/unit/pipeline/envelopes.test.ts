@@ -123,6 +123,37 @@ test('a malformed record is a dead letter with its reason and a malformed row ke
   assert.deepEqual([...out.verdicts], [['malformed', 1]]);
 });
 
+test('judging the next batches while the previous one is in flight (sealed, not yet durable) gives the verdicts of one flush per batch, redeliveries included', async () => {
+  for (const want of expected) {
+    const lines = readFileSync(`${DIR}${want.file}`, 'utf8').split('\n').filter((l) => l.length > 0);
+    const options = { ...DEFAULT_DECODE_OPTIONS, seqEncoding: want.seqEncoding };
+    for (const batchSize of [1, 7, 64]) {
+      const serial = await run(lines, options, batchSize, false);
+      // The same records, then a redelivery of a stretch of them (a rebalance's), judged while two buffers are pending at once.
+      const all = records([...lines, ...lines.slice(3, 3 + 2 * batchSize)]);
+      const table = new MemoryEnvelopeTable();
+      const state = new ChainState(table);
+      let inFlight: { rows: EnvelopeRow[]; buffer: number } | undefined;
+      for (let i = 0; i < all.length; i += batchSize) {
+        const out = await processEnvelopeBatch(all.slice(i, i + batchSize), state, options, NOW);
+        const buffer = state.seal();
+        // The previous buffer's insert lands only now, after this batch was judged.
+        if (inFlight) {
+          await table.insert(inFlight.rows);
+          state.flushed(inFlight.buffer);
+        }
+        inFlight = { rows: out.rows, buffer };
+      }
+      if (inFlight) {
+        await table.insert(inFlight.rows);
+        state.flushed(inFlight.buffer);
+      }
+      const key = (r: EnvelopeRow) => `${r.loop_id}/${r.seq}/${r.verdict}/${r.hash}`;
+      assert.deepEqual(table.rows.map(key).sort(), serial.table.rows.map(key).sort(), `${want.file}, batches of ${batchSize}`);
+    }
+  }
+});
+
 test('heads are read from the store once per loop, then served from the cache', async () => {
   const lines = readFileSync(`${DIR}tampered-payload.jsonl`, 'utf8').split('\n').filter((l) => l.length > 0);
   const table = new MemoryEnvelopeTable();
