@@ -1,60 +1,112 @@
 #!/usr/bin/env bash
 # End-to-end throughput of `agentledger ingest` on the local stack (Kafka
-# 127.0.0.1:9092, ClickHouse 127.0.0.1:8123), against a bare kafkajs consumer
-# reading the same topic in the same run.
+# 127.0.0.1:9092, ClickHouse 127.0.0.1:8123), side by side with three
+# references reading or storing the same records in the same run.
 #
-#   bench/e2e.sh [--loops 10000] [--envelopes 50] [--payload-bytes 1024]
-#                [--batch-rows 5000,20000] [--repeat 2] [--no-build] [--keep] [--profile DIR]
+#   bench/e2e.sh [--loops 10000] [--envelopes 40] [--payload-bytes 1024] [--rounds 5]
+#                [--insert-format JSONEachRow] [--insert-rows 5000] [--prefill N]
+#                [--batch-rows N] [--json FILE] [--no-gate] [--keep] [--no-build]
+#                [--profile DIR] [--dist DIR]
 #
-# 1. produce-demo writes loops x envelopes-per-loop (~1 KB each) to a fresh
-#    4-partition topic bench.<ts>.envelopes (not timed);
-# 2. runs: every AGENTLEDGER_BATCH_MAX_ROWS value of --batch-rows, --repeat
-#    times, in the order A B, B A, ... (so a drifting machine favours neither);
-#    each run is a pair, on the same topic:
-#    - the bare consumer (bench/e2e-bare.ts, a new group, eachBatch only counts)
-#      reads the whole topic: envelopes/s from its process start to the last message;
-#    - `agentledger ingest --idle-exit-ms 5000` with a new group and a new
-#      database bench_<ts>_<run>_r<rows>, metrics off: wall time from its start
-#      until SELECT count() FROM envelopes (polled every second) equals the
-#      number produced, nothing subtracted; peak RSS = VmHWM of the process;
-#      CPU seconds used meanwhile by it, ClickHouse and Kafka. Its database is
-#      then dropped and ClickHouse's merges allowed to settle;
-# 3. prints every run, then per setting the medians, PASS/FAIL against
-#    ">= 15,000 envelopes/s" and "ratio agentledger/bare >= 0.3", and which
-#    batch size was faster; then deletes the topics and groups (--keep leaves
-#    them and the databases). Exit 0 only when every setting passes.
-#    --profile DIR runs ingest under `node --cpu-prof --cpu-prof-dir=DIR`
-#    (slower: for finding where the time goes).
+# 1. produce-demo writes loops x envelopes-per-loop (~1 KB each; by default
+#    400,000 envelopes over 10,000 loops) to a fresh 4-partition topic
+#    bench.<ts>.envelopes (not timed).
+# 2. --rounds rounds; each runs every path once on that topic, the order
+#    rotated (round r starts at path r mod the number of paths) so a drifting
+#    machine favours none. ClickHouse's merges settle before each path, and
+#    each path's database is dropped after it. The paths:
+#    - ingest: `agentledger ingest --idle-exit-ms 5000` (default settings),
+#      a new group and a new database (its migrations run inside the timed
+#      window, as on any start): wall time from process start until SELECT
+#      count() FROM envelopes (polled every 1 s) equals the records produced,
+#      nothing subtracted; peak RSS = VmHWM of the process; CPU seconds of the
+#      process and of ClickHouse's server over the same window;
+#    - bare: a kafkajs consumer (bench/e2e-bare.ts, a new group) whose
+#      eachBatch only counts: process start until the last message;
+#    - insert: ClickHouse's insert ceiling for ingest's own rows. Round 1's
+#      ingest rows are exported once (SELECT * … ORDER BY ingested_at,
+#      kafka_offset, FORMAT --insert-format; JSONEachRow, TabSeparated or
+#      TSV); each insert round migrates a fresh database (not timed), then
+#      bench/e2e-insert.ts posts the file to INSERT INTO envelopes FORMAT F,
+#      --insert-rows rows per request, one request at a time: first request
+#      to last answer, and ClickHouse's CPU over it;
+#    - kafka-engine: ClickHouse's own Kafka engine (JSONEachRow, one
+#      consumer) in a fresh database, a MergeTree target and a materialized
+#      view into it; the new group is first given offset 0 on every
+#      partition (the engine would start a new group at the latest offset):
+#      from CREATE MATERIALIZED VIEW until the target's count() equals the
+#      records produced (polled every 0.5 s). The view is dropped first, then
+#      the Kafka table, then the database (18.16 crashed when a database was
+#      dropped under a consuming Kafka table).
+#    --prefill N: before the rounds, a database is filled once with N
+#    synthetic envelopes (INSERT … SELECT FROM numbers(N) inside ClickHouse,
+#    loops prefill-0 … prefill-99999, ~100 B payloads, dated two to four
+#    months back; plus their loop_heads), not timed. The ingest path then
+#    runs into that database ("with N rows stored"; each round's rows are
+#    dropped again after it, by partition), and each round also runs the
+#    path ingest-empty (the same into a new empty database), so the ratio
+#    prefilled/empty is printed too.
+# 3. prints every round, per path min / median / max envelopes/s, the
+#    ratios ingest/bare, ingest/insert, ingest/kafka-engine (per round, then
+#    min / median / max), CPU µs per envelope (medians), ingest's peak RSS,
+#    and the targets with PASS/FAIL: ingest median >= 45,000/s;
+#    ingest/kafka-engine >= 1.0; ingest/insert >= 0.5; ingest/bare >= 0.22;
+#    ingest CPU <= 15 µs/envelope; peak RSS <= 400 MB. Exit 0 only when all
+#    pass (--no-gate: 0 anyway); everything is printed either way.
+#    --json FILE writes every raw per-round figure and the summary.
+#    --batch-rows N sets AGENTLEDGER_BATCH_MAX_ROWS for ingest (default:
+#    ingest's own default). --profile DIR runs ingest under `node --cpu-prof`
+#    (slower: for finding where the time goes). --no-build skips the
+#    TypeScript build; --dist DIR builds into and runs from DIR instead of
+#    dist/ (the CLI through DIR/bench/e2e-cli.js). Topics, groups and
+#    databases are removed at the end, also after a failure (--keep leaves
+#    them, but never a Kafka engine table).
 set -euo pipefail
+CALLER_DIR=$PWD
 cd "$(dirname "$0")/.."
 
 LOOPS=10000
-PER_LOOP=50
+PER_LOOP=40
 PAYLOAD_BYTES=1024
-BATCH_ROWS=5000,20000
+ROUNDS=5
+INSERT_FORMAT=JSONEachRow
+INSERT_ROWS=5000
+PREFILL=0
+BATCH_ROWS=""
+JSON_OUT=""
+GATE=1
 BUILD=1
 KEEP=0
 PROFILE_DIR=""
-REPEAT=2
-TARGET_RATE=15000
-TARGET_RATIO=0.3
-INGEST_TIMEOUT_S=240
+DIST=dist
+TIMEOUT_S=300
 
-usage() { sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; }
+absolute() { case "$1" in /*) echo "$1" ;; *) echo "$PWD/$1" ;; esac; }
+whole() { [[ "$2" =~ ^[0-9]+$ ]] && [ "$2" -ge "$3" ] || { echo "e2e.sh: $1 takes a whole number >= $3, not '$2'" >&2; exit 2; }; }
 while [ $# -gt 0 ]; do
   case "$1" in
-    --loops) LOOPS=$2; shift 2 ;;
-    --envelopes) PER_LOOP=$2; shift 2 ;;
-    --payload-bytes) PAYLOAD_BYTES=$2; shift 2 ;;
-    --batch-rows) BATCH_ROWS=$2; shift 2 ;;
+    --loops) whole "$1" "$2" 1; LOOPS=$2; shift 2 ;;
+    --envelopes) whole "$1" "$2" 1; PER_LOOP=$2; shift 2 ;;
+    --payload-bytes) whole "$1" "$2" 0; PAYLOAD_BYTES=$2; shift 2 ;;
+    --rounds) whole "$1" "$2" 1; ROUNDS=$2; shift 2 ;;
+    --insert-format) INSERT_FORMAT=$2; shift 2 ;;
+    --insert-rows) whole "$1" "$2" 1; INSERT_ROWS=$2; shift 2 ;;
+    --prefill) whole "$1" "$2" 0; PREFILL=$2; shift 2 ;;
+    --batch-rows) whole "$1" "$2" 1; BATCH_ROWS=$2; shift 2 ;;
+    --json) JSON_OUT=$(cd "$CALLER_DIR" && absolute "$2"); shift 2 ;;
+    --no-gate) GATE=0; shift ;;
     --no-build) BUILD=0; shift ;;
     --keep) KEEP=1; shift ;;
-    --profile) PROFILE_DIR=$2; shift 2 ;;
-    --repeat) REPEAT=$2; shift 2 ;;
+    --profile) PROFILE_DIR=$(cd "$CALLER_DIR" && absolute "$2"); shift 2 ;;
+    --dist) DIST=${2%/}; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) echo "e2e.sh: unknown option $1" >&2; usage >&2; exit 2 ;;
   esac
 done
+case "$INSERT_FORMAT" in JSONEachRow|TabSeparated|TSV) ;; *) echo "e2e.sh: --insert-format is JSONEachRow, TabSeparated or TSV" >&2; exit 2 ;; esac
+# bin/agentledger.js loads dist/; a build elsewhere is run through its own launcher.
+if [ "$DIST" = dist ]; then CLI=bin/agentledger.js; else CLI="$DIST/bench/e2e-cli.js"; fi
 
 BROKERS=${AGENTLEDGER_KAFKA_BROKERS:-127.0.0.1:9092}
 CH_URL=${AGENTLEDGER_CLICKHOUSE_URL:-http://127.0.0.1:8123}
@@ -63,190 +115,353 @@ CH_URL=${AGENTLEDGER_CLICKHOUSE_URL:-http://127.0.0.1:8123}
 CH_USER=${AGENTLEDGER_CLICKHOUSE_USER:-agentledger_test}
 CH_PASSWORD=${AGENTLEDGER_CLICKHOUSE_PASSWORD:-agentledger_test}
 export AGENTLEDGER_CLICKHOUSE_USER="$CH_USER" AGENTLEDGER_CLICKHOUSE_PASSWORD="$CH_PASSWORD"
+unset AGENTLEDGER_CLICKHOUSE_MIGRATOR_USER AGENTLEDGER_CLICKHOUSE_MIGRATOR_PASSWORD
 
 TS=$(date -u +%Y%m%d%H%M%S)
 TOPIC="bench.${TS}.envelopes"
 DLQ="bench.${TS}.dlq"
 WORK=$(mktemp -d "/tmp/agentledger-e2e.${TS}.XXXX")
+RUNS="$WORK/runs.jsonl"
+EXPORT="$WORK/envelopes.${INSERT_FORMAT}"
 DATABASES=()
 GROUPS_MADE=()
-INGEST_PID=""
+CHILD_PID=""
+KAFKA_LIVE_DB=""
+PREFILL_DB=""
+PREFILL_TOPIC=bench.prefill
+REPORTED=0
 
 log() { printf '[%s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
 now_ns() { date +%s%N; }
-ch() { # ch SQL [database]
-  curl -sS --fail --max-time 10 "${CH_URL}/?user=${CH_USER}&password=${CH_PASSWORD}${2:+&database=$2}" --data-binary "$1"
+# ch_to FILE MAX_SECONDS SQL [database] [extra URL parameters]: the answer
+# into FILE; on an error, ClickHouse's message on stderr and status 1.
+ch_to() {
+  local code
+  code=$(curl -sS ${2:+--max-time $2} -o "$1" -w '%{http_code}' \
+    "${CH_URL}/?user=${CH_USER}&password=${CH_PASSWORD}${4:+&database=$4}${5:+&$5}" --data-binary "$3") || return 1
+  [ "$code" = 200 ] && return 0
+  echo "ClickHouse answered HTTP $code: $(head -c 600 "$1")" >&2
+  return 1
+}
+CH_ANSWER="$WORK/answer"
+ch() { # ch SQL [database] [extra URL parameters]: short statements and polls; the answer on stdout
+  ch_to "$CH_ANSWER" 30 "$@" && cat "$CH_ANSWER"
+}
+ch_long() { # the same without a time limit: bulk inserts and mutations
+  ch_to "$CH_ANSWER" "" "$@" && cat "$CH_ANSWER"
 }
 json_field() { node -e 'const o=JSON.parse(require("fs").readFileSync(0,"utf8"));const v=process.argv[1].split(".").reduce((a,k)=>a?.[k],o);process.stdout.write(String(v))' "$1"; }
+fmt_int() { awk -v n="$1" 'BEGIN { s = sprintf("%d", n); r = ""; while (length(s) > 3) { r = "," substr(s, length(s) - 2) r; s = substr(s, 1, length(s) - 3) } print s r }'; }
+
+# Drops a Kafka engine's view, then its table, then the rest: never the
+# database under a consuming Kafka table (that crashed 18.16).
+drop_kafka_engine() { # drop_kafka_engine DB
+  ch "DROP TABLE IF EXISTS v" "$1" >/dev/null || log "could not drop $1.v"
+  ch "DROP TABLE IF EXISTS q" "$1" >/dev/null || log "could not drop $1.q"
+  KAFKA_LIVE_DB=""
+  sleep 1
+}
 
 cleanup() {
   local rc=$?
-  if [ -n "$INGEST_PID" ] && kill -0 "$INGEST_PID" 2>/dev/null; then kill "$INGEST_PID" 2>/dev/null || true; wait "$INGEST_PID" 2>/dev/null || true; fi
+  if [ -n "$CHILD_PID" ] && kill -0 "$CHILD_PID" 2>/dev/null; then kill "$CHILD_PID" 2>/dev/null || true; wait "$CHILD_PID" 2>/dev/null || true; fi
+  # Even with --keep: a Kafka table left behind would consume for ever inside the server.
+  [ -z "$KAFKA_LIVE_DB" ] || drop_kafka_engine "$KAFKA_LIVE_DB"
+  rm -f "$EXPORT"
   if [ "$KEEP" = 1 ]; then
-    log "--keep: left topic $TOPIC, databases ${DATABASES[*]:-none}, groups ${GROUPS_MADE[*]:-none}; logs in $WORK"
+    log "--keep: left topic $TOPIC, databases ${DATABASES[*]:-none}, groups ${GROUPS_MADE[*]:-none}; files in $WORK"
   else
     log "cleaning up: databases, topics, groups"
     for db in "${DATABASES[@]}"; do ch "DROP DATABASE IF EXISTS ${db}" >/dev/null || log "could not drop database $db"; done
     local groups; groups=$(IFS=,; echo "${GROUPS_MADE[*]:-}")
-    node dist/bench/e2e-bare.js cleanup --brokers "$BROKERS" --topics "$TOPIC,$DLQ" --groups "$groups" >&2 || log "Kafka clean-up failed"
-    if [ $rc -eq 0 ]; then rm -rf "$WORK"; else log "logs kept in $WORK"; fi
+    node "$DIST/bench/e2e-bare.js" cleanup --brokers "$BROKERS" --topics "$TOPIC,$DLQ" --groups "$groups" >&2 || log "Kafka clean-up failed"
+    # After the report (PASS or FAIL) nothing is left to look into; after a failure, the logs are.
+    if [ $rc = 0 ] || [ $REPORTED = 1 ]; then rm -rf "$WORK"; else log "logs kept in $WORK"; fi
   fi
   exit $rc
 }
 trap cleanup EXIT
+trap 'exit 130' INT TERM
 
 # ---------------------------------------------------------------- stack and build
 
 if ! infra/stack.sh status >/dev/null 2>&1; then log "stack not (fully) up: infra/stack.sh up"; infra/stack.sh up >&2; fi
-if [ "$BUILD" = 1 ]; then log "building (npx tsc -p tsconfig.json)"; npx tsc -p tsconfig.json; fi
+if [ "$BUILD" = 1 ]; then log "building (npx tsc -p tsconfig.json --outDir $DIST)"; npx tsc -p tsconfig.json --outDir "$DIST"; fi
+CH_VERSION=$(ch "SELECT version()")
 
-# ---------------------------------------------------------------- produce (not timed)
-
-log "producing ${LOOPS} loops x ${PER_LOOP} envelopes (~${PAYLOAD_BYTES} B) to ${TOPIC} (4 partitions)"
-AGENTLEDGER_ENVELOPE_TOPIC="$TOPIC" AGENTLEDGER_DLQ_TOPIC="$DLQ" AGENTLEDGER_KAFKA_BROKERS="$BROKERS" AGENTLEDGER_LOG_LEVEL=warn \
-  node bin/agentledger.js produce-demo --loops "$LOOPS" --envelopes "$PER_LOOP" --payload-bytes "$PAYLOAD_BYTES" --json \
-  >"$WORK/produce.json" 2>"$WORK/produce.log"
-RECORDS=$(json_field records <"$WORK/produce.json")
-ENVELOPES=$(json_field envelopes <"$WORK/produce.json")
-PRODUCE_S=$(json_field seconds <"$WORK/produce.json")
-if [ "$RECORDS" != "$ENVELOPES" ]; then echo "e2e.sh: produced $RECORDS records for $ENVELOPES envelopes (expected equal: no violations planted)" >&2; exit 1; fi
-log "produced ${RECORDS} records in ${PRODUCE_S} s"
-
-# ---------------------------------------------------------------- one bare run, one ingest run
-
-run_bare() { # run_bare LABEL -> sets BARE_RATE
-  local group="bench.${TS}.bare.$1"
-  GROUPS_MADE+=("$group")
-  node dist/bench/e2e-bare.js consume --brokers "$BROKERS" --topic "$TOPIC" --group "$group" --expect "$RECORDS" >"$WORK/bare.$1.json"
-  BARE_RATE=$(json_field envelopesPerSecond <"$WORK/bare.$1.json")
-}
-
-# CPU seconds (user + system) a process has used so far; 0 when it is gone.
+# CPU seconds (user + system) a process has used so far.
 TICKS=$(getconf CLK_TCK)
 cpu_s() { awk -v t="$TICKS" '{ sub(/^.*\) /, ""); printf "%.2f", ($12 + $13) / t }' "/proc/$1/stat" 2>/dev/null || echo 0; }
 service_pid() { infra/stack.sh status 2>/dev/null | awk -v s="$1" '$1 == s && $2 == "up" { print $4 }'; }
 CH_PID=$(service_pid clickhouse)
 KAFKA_PID=$(service_pid kafka)
+[ -n "$CH_PID" ] || log "warning: no pid for ClickHouse from infra/stack.sh status: its CPU is not measured"
+# "null" when the pid is unknown, else the seconds between two cpu_s readings.
+# (A restart in between makes it negative: null then too.)
+cpu_delta() { if [ -z "$1" ]; then echo null; else awk -v a="$2" -v b="$3" 'BEGIN { if (b < a) print "null"; else printf "%.2f", b - a }'; fi; }
 
-# Waits (up to 60 s) until ClickHouse runs no merge.
+# Waits (up to $1 s, default 60) until ClickHouse runs no merge.
 settle_merges() {
-  local i
-  for i in $(seq 1 60); do
-    [ "$(ch "SELECT count() FROM system.merges" 2>/dev/null || echo 1)" = 0 ] && return 0
+  local i limit=${1:-60}
+  for ((i = 0; i < limit; i++)); do
+    [ "$(ch "SELECT count() FROM system.merges" 2>/dev/null)" = 0 ] && return 0
     sleep 1
   done
-  log "ClickHouse merges still running after 60 s; going on"
+  log "ClickHouse merges still running after ${limit} s; going on"
 }
 
 # Running and not a zombie waiting to be reaped.
 alive() { kill -0 "$1" 2>/dev/null && ! grep -qs '^State:[[:space:]]*Z' "/proc/$1/status"; }
 
-# run_ingest ROWS RUN -> sets INGEST_SECONDS, INGEST_RATE, INGEST_RSS_MB, INGEST_RC
+drop_database() { [ "$KEEP" = 1 ] || ch "DROP DATABASE IF EXISTS $1" >/dev/null; }
+
+# One JSON line per path and round, for bench/e2e-report.ts.
+emit_run() { # emit_run ROUND SLOT PATH SECONDS PROCESS_CPU CH_CPU KAFKA_CPU RSS_MB
+  printf '{"round":%s,"slot":%s,"path":"%s","envelopes":%s,"seconds":%s,"processCpuS":%s,"clickhouseCpuS":%s,"kafkaCpuS":%s,"rssMb":%s}\n' \
+    "$1" "$2" "$3" "$RECORDS" "$4" "${5:-null}" "${6:-null}" "${7:-null}" "${8:-null}" >>"$RUNS"
+}
+rate_of() { awk -v n="$RECORDS" -v s="$1" 'BEGIN { printf "%d", n / s }'; }
+per_env() { awk -v s="$1" -v n="$RECORDS" 'BEGIN { if (s == "null") print "-"; else printf "%.1f", s * 1e6 / n }'; }
+
+# ---------------------------------------------------------------- produce (not timed)
+
+log "producing ${LOOPS} loops x ${PER_LOOP} envelopes (~${PAYLOAD_BYTES} B) to ${TOPIC} (4 partitions)"
+AGENTLEDGER_ENVELOPE_TOPIC="$TOPIC" AGENTLEDGER_DLQ_TOPIC="$DLQ" AGENTLEDGER_KAFKA_BROKERS="$BROKERS" AGENTLEDGER_LOG_LEVEL=warn \
+  node "$CLI" produce-demo --loops "$LOOPS" --envelopes "$PER_LOOP" --payload-bytes "$PAYLOAD_BYTES" --json \
+  >"$WORK/produce.json" 2>"$WORK/produce.log"
+RECORDS=$(json_field records <"$WORK/produce.json")
+ENVELOPES=$(json_field envelopes <"$WORK/produce.json")
+PRODUCE_S=$(json_field seconds <"$WORK/produce.json")
+if [ "$RECORDS" != "$ENVELOPES" ]; then echo "e2e.sh: produced $RECORDS records for $ENVELOPES envelopes (expected equal: no violations planted)" >&2; exit 1; fi
+log "produced $(fmt_int "$RECORDS") records in ${PRODUCE_S} s"
+
+# ---------------------------------------------------------------- prefill (not timed)
+
+migrate_db() { # migrate_db DB LOG: creates DB with agentledger's schema, as ingest does on start
+  AGENTLEDGER_CLICKHOUSE_DATABASE="$1" AGENTLEDGER_LOG_LEVEL=warn node "$CLI" migrate >"$2" 2>&1 \
+    || { echo "e2e.sh: migrate of $1 failed; log: $2" >&2; tail -20 "$2" >&2; exit 1; }
+}
+
+PREFILL_PARTITIONS=""
+if [ "$PREFILL" -gt 0 ]; then
+  PREFILL_DB="bench_${TS}_prefill"
+  DATABASES+=("$PREFILL_DB")
+  log "prefill: migrating ${PREFILL_DB}, then $(fmt_int "$PREFILL") synthetic envelopes (not timed)"
+  migrate_db "$PREFILL_DB" "$WORK/migrate.prefill.log"
+  chunk=2000000
+  for ((from = 0, c = 0; from < PREFILL; from += chunk, c++)); do
+    n=$((PREFILL - from < chunk ? PREFILL - from : chunk))
+    # Row i: loop prefill-(i % 100000), seq i / 100000 + 1; one stamp per
+    # insert as a flush writes, 35 to 97 days back: never the current month,
+    # whose partitions hold the rounds' rows and are dropped after each.
+    ch_long "INSERT INTO envelopes (loop_id, seq, time, time_text, kind, kind_class, hash, computed_hash, payload, verdict, detail, evidence,
+                                    kafka_topic, kafka_partition, kafka_offset, ingested_at)
+      SELECT concat('prefill-', toString(n % 100000)) AS loop_id, intDiv(n, 100000) + 1 AS seq,
+             now() - $(((35 + (c % 3) * 31) * 86400)) AS time, '2026-01-01T00:00:00.000000000Z' AS time_text,
+             'ModelCalled' AS kind, 'ModelCalled' AS kind_class,
+             lower(hex(SHA256(toString(n)))) AS hash, lower(hex(SHA256(toString(n)))) AS computed_hash,
+             concat('{\"provider\":\"bench\",\"model\":\"m\",\"n\":', toString(n), ',\"pad\":\"', 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx', '\"}') AS payload,
+             'ok' AS verdict, '' AS detail, '' AS evidence,
+             '${PREFILL_TOPIC}' AS kafka_topic, toUInt32(n % 4) AS kafka_partition, intDiv(n, 4) AS kafka_offset,
+             now() - $(((35 + (c % 3) * 31) * 86400)) AS ingested_at
+      FROM (SELECT number + ${from} AS n FROM numbers(${n}))" "$PREFILL_DB" "max_insert_block_size=$((n + 1))" >/dev/null
+    log "prefill: $(fmt_int $((from + n))) of $(fmt_int "$PREFILL") rows"
+  done
+  ch_long "INSERT INTO loop_heads
+    SELECT loop_id, max(seq), argMax(hash, seq), argMax(computed_hash, seq), argMax(time_text, seq), 'ok',
+           any(kafka_topic), any(kafka_partition), max(kafka_offset), max(ingested_at)
+    FROM envelopes GROUP BY loop_id" "$PREFILL_DB" >/dev/null
+  settle_merges 600
+  PREFILL_PARTITIONS=$(ch "SELECT DISTINCT partition FROM system.parts WHERE database = '${PREFILL_DB}' AND table = 'envelopes' AND active ORDER BY partition" | paste -sd, -)
+  log "prefill: envelopes holds $(fmt_int "$(ch "SELECT count() FROM envelopes" "$PREFILL_DB")") rows in $(ch "SELECT count() FROM system.parts WHERE database = '${PREFILL_DB}' AND table = 'envelopes' AND active") active parts (partitions ${PREFILL_PARTITIONS})"
+fi
+
+# Takes a round's rows out of the prefilled database again, so the next
+# round's ingest (which reads its progress from the stored rows) starts from
+# the same state: drop every envelopes partition the prefill did not make,
+# and the round's loop heads and violations.
+unfill_round() {
+  local p
+  for p in $(ch "SELECT DISTINCT partition FROM system.parts WHERE database = '${PREFILL_DB}' AND table = 'envelopes' AND active"); do
+    case ",${PREFILL_PARTITIONS}," in *",$p,"*) ;; *) ch "ALTER TABLE envelopes DROP PARTITION $p" "$PREFILL_DB" >/dev/null ;; esac
+  done
+  local t
+  for t in loop_heads chain_violations; do
+    if [ "$(ch "SELECT count() FROM $t WHERE kafka_topic != '${PREFILL_TOPIC}'" "$PREFILL_DB")" != 0 ]; then
+      ch "ALTER TABLE $t DELETE WHERE kafka_topic != '${PREFILL_TOPIC}'" "$PREFILL_DB" >/dev/null
+    fi
+  done
+  local i
+  for ((i = 0; i < 300; i++)); do
+    [ "$(ch "SELECT count() FROM system.mutations WHERE database = '${PREFILL_DB}' AND is_done = 0")" = 0 ] && break
+    sleep 1
+  done
+  local left; left=$(ch "SELECT count() FROM envelopes" "$PREFILL_DB")
+  [ "$left" = "$PREFILL" ] || { echo "e2e.sh: the prefilled database holds $left rows after removing the round's, not $PREFILL" >&2; exit 1; }
+}
+
+# ---------------------------------------------------------------- the paths
+
+# run_ingest PATH ROUND SLOT: PATH is ingest (into the prefilled database
+# when --prefill) or ingest-empty.
 run_ingest() {
-  local rows=$1 db="bench_${TS}_$2_r$1" group="bench.${TS}.ingest.$2.r$1"
-  DATABASES+=("$db")
+  local path=$1 round=$2 slot=$3 db group base=0
+  group="bench.${TS}.${path}.r${round}"
+  if [ "$path" = ingest ] && [ -n "$PREFILL_DB" ]; then db=$PREFILL_DB; base=$PREFILL; else db="bench_${TS}_${path//-/_}_r${round}"; DATABASES+=("$db"); fi
   GROUPS_MADE+=("$group")
-  local start end count=0 hwm=0 kb cpu=0 ch0 ch1 k0 k1
+  local logf="$WORK/${path}.r${round}.log"
+  local start end count=0 stored=0 hwm=0 kb cpu=0 ch0 ch1 k0 k1
   local node_cmd=(node)
-  [ -n "$PROFILE_DIR" ] && node_cmd=(node --cpu-prof --cpu-prof-dir="$PROFILE_DIR/$2.r$rows")
+  [ -n "$PROFILE_DIR" ] && node_cmd=(node --cpu-prof --cpu-prof-dir="$PROFILE_DIR/${path}.r${round}")
+  local batch_env=()
+  [ -n "$BATCH_ROWS" ] && batch_env=(AGENTLEDGER_BATCH_MAX_ROWS="$BATCH_ROWS")
   ch0=$(cpu_s "${CH_PID:-0}"); k0=$(cpu_s "${KAFKA_PID:-0}")
   start=$(now_ns)
-  AGENTLEDGER_ENVELOPE_TOPIC="$TOPIC" AGENTLEDGER_DLQ_TOPIC="$DLQ" AGENTLEDGER_KAFKA_BROKERS="$BROKERS" \
-  AGENTLEDGER_KAFKA_GROUP_ID="$group" AGENTLEDGER_CLICKHOUSE_DATABASE="$db" AGENTLEDGER_METRICS_PORT=0 \
-  AGENTLEDGER_BATCH_MAX_ROWS="$rows" \
-    "${node_cmd[@]}" bin/agentledger.js ingest --idle-exit-ms 5000 2>"$WORK/ingest.$2.r$rows.log" &
-  INGEST_PID=$!
-  sample_hwm() { kb=$(awk '/^VmHWM:/ {print $2}' "/proc/$INGEST_PID/status" 2>/dev/null || echo 0); [ "${kb:-0}" -gt "$hwm" ] && hwm=$kb; return 0; }
+  env AGENTLEDGER_ENVELOPE_TOPIC="$TOPIC" AGENTLEDGER_DLQ_TOPIC="$DLQ" AGENTLEDGER_KAFKA_BROKERS="$BROKERS" \
+    AGENTLEDGER_KAFKA_GROUP_ID="$group" AGENTLEDGER_CLICKHOUSE_DATABASE="$db" AGENTLEDGER_METRICS_PORT=0 "${batch_env[@]}" \
+    "${node_cmd[@]}" "$CLI" ingest --idle-exit-ms 5000 2>"$logf" &
+  CHILD_PID=$!
+  sample_hwm() { kb=$(awk '/^VmHWM:/ {print $2}' "/proc/$CHILD_PID/status" 2>/dev/null || echo 0); [ "${kb:-0}" -gt "$hwm" ] && hwm=$kb; return 0; }
   while :; do
     sleep 1
     sample_hwm
-    cpu=$(cpu_s "$INGEST_PID")
-    count=$(ch "SELECT count() FROM envelopes" "$db" 2>/dev/null || echo 0)
-    if [ "${count:-0}" -ge "$RECORDS" ]; then
-      end=$(now_ns); ch1=$(cpu_s "${CH_PID:-0}"); k1=$(cpu_s "${KAFKA_PID:-0}"); cpu=$(cpu_s "$INGEST_PID"); break
+    cpu=$(cpu_s "$CHILD_PID")
+    count=$(ch "SELECT count() FROM envelopes" "$db" 2>/dev/null) || count=0
+    stored=$(( ${count:-0} - base ))
+    if [ "$stored" -ge "$RECORDS" ]; then
+      end=$(now_ns); ch1=$(cpu_s "${CH_PID:-0}"); k1=$(cpu_s "${KAFKA_PID:-0}"); cpu=$(cpu_s "$CHILD_PID"); break
     fi
-    if ! alive "$INGEST_PID"; then
-      echo "e2e.sh: ingest (batch rows $rows) exited with $count of $RECORDS rows stored; log: $WORK/ingest.$2.r$rows.log" >&2
-      tail -20 "$WORK/ingest.$2.r$rows.log" >&2; exit 1
+    if ! alive "$CHILD_PID"; then
+      echo "e2e.sh: ${path} (round ${round}) exited with $stored of $RECORDS rows stored; log: $logf" >&2
+      tail -20 "$logf" >&2; exit 1
     fi
-    if [ $(( ($(now_ns) - start) / 1000000000 )) -ge "$INGEST_TIMEOUT_S" ]; then
-      echo "e2e.sh: ingest (batch rows $rows) stored only $count of $RECORDS rows in ${INGEST_TIMEOUT_S} s" >&2; exit 1
+    if [ $(( ($(now_ns) - start) / 1000000000 )) -ge "$TIMEOUT_S" ]; then
+      echo "e2e.sh: ${path} (round ${round}) stored only $stored of $RECORDS rows in ${TIMEOUT_S} s; log: $logf" >&2; exit 1
     fi
   done
   # The idle exit follows 5 s later: keep sampling the high-water mark until then.
-  local waited=0
-  while alive "$INGEST_PID" && [ $waited -lt 60 ]; do sample_hwm; sleep 0.5; waited=$((waited + 1)); done
-  if alive "$INGEST_PID"; then log "ingest did not exit after idling; stopping it"; kill "$INGEST_PID"; fi
-  INGEST_RC=0; wait "$INGEST_PID" || INGEST_RC=$?
-  INGEST_PID=""
-  if [ "$(ch "SELECT count() FROM envelopes" "$db")" != "$RECORDS" ]; then echo "e2e.sh: row count is not $RECORDS after the ingest exited" >&2; exit 1; fi
-  local bad; bad=$(ch "SELECT count() FROM envelopes WHERE verdict != 'ok'" "$db")
+  local waited=0 rc=0
+  while alive "$CHILD_PID" && [ $waited -lt 60 ]; do sample_hwm; sleep 0.5; waited=$((waited + 1)); done
+  if alive "$CHILD_PID"; then log "ingest did not exit after idling; stopping it"; kill "$CHILD_PID"; fi
+  wait "$CHILD_PID" || rc=$?
+  CHILD_PID=""
+  [ "$rc" = 0 ] || log "warning: ingest exited with $rc; log: $logf"
+  if [ $(( $(ch "SELECT count() FROM envelopes" "$db") - base )) != "$RECORDS" ]; then echo "e2e.sh: row count is not $RECORDS after the ingest exited" >&2; exit 1; fi
+  local bad; bad=$(ch "SELECT count() FROM envelopes WHERE kafka_topic = '${TOPIC}' AND verdict != 'ok'" "$db")
   [ "$bad" = 0 ] || log "warning: $bad rows with a verdict other than ok"
-  # Drop this run's database now and let ClickHouse's merges settle, so the
-  # next run does not share the cores with this one's background merges.
-  [ "$KEEP" = 1 ] || ch "DROP DATABASE IF EXISTS ${db}" >/dev/null
-  settle_merges
-  INGEST_SECONDS=$(awk -v ns=$((end - start)) 'BEGIN { printf "%.2f", ns / 1e9 }')
-  INGEST_RATE=$(awk -v n="$RECORDS" -v s="$INGEST_SECONDS" 'BEGIN { printf "%d", n / s }')
-  INGEST_RSS_MB=$(awk -v kb="$hwm" 'BEGIN { printf "%.0f", kb / 1024 }')
-  INGEST_CPU="ingest ${cpu} s, clickhouse $(awk -v a="$ch0" -v b="$ch1" 'BEGIN { printf "%.2f", b - a }') s, kafka $(awk -v a="$k0" -v b="$k1" 'BEGIN { printf "%.2f", b - a }') s"
+  if [ ! -s "$EXPORT" ]; then
+    # The insert path's rows: this ingest's own, in about the order they arrived.
+    log "  exporting this round's envelopes rows (FORMAT ${INSERT_FORMAT}) for the insert path"
+    ch_to "$EXPORT" "" "SELECT * FROM envelopes WHERE kafka_topic = '${TOPIC}' ORDER BY ingested_at, kafka_offset, kafka_partition FORMAT ${INSERT_FORMAT}" "$db" \
+      "max_bytes_before_external_sort=1000000000"
+    local lines; lines=$(wc -l <"$EXPORT")
+    [ "$lines" = "$RECORDS" ] || { echo "e2e.sh: the export holds $lines rows, not $RECORDS" >&2; exit 1; }
+    log "  exported $(fmt_int "$lines") rows, $(( $(stat -c %s "$EXPORT") / 1048576 )) MiB"
+  fi
+  if [ "$db" = "$PREFILL_DB" ]; then unfill_round; else drop_database "$db"; fi
+  local seconds ch_cpu; seconds=$(awk -v ns=$((end - start)) 'BEGIN { printf "%.3f", ns / 1e9 }')
+  ch_cpu=$(cpu_delta "$CH_PID" "$ch0" "$ch1")
+  emit_run "$round" "$slot" "$path" "$seconds" "$cpu" "$ch_cpu" "$(cpu_delta "$KAFKA_PID" "$k0" "$k1")" "$(awk -v kb="$hwm" 'BEGIN { printf "%.0f", kb / 1024 }')"
+  log "  ${path}: ${seconds} s, $(fmt_int "$(rate_of "$seconds")") envelopes/s, CPU $(per_env "$cpu") µs/envelope (ClickHouse $(per_env "$ch_cpu")), peak RSS $((hwm / 1024)) MB, exit ${rc}"
 }
 
+run_bare() { # run_bare ROUND SLOT
+  local round=$1 slot=$2 group="bench.${TS}.bare.r$1" ch0 ch1 k0 k1 out="$WORK/bare.r$1.json"
+  GROUPS_MADE+=("$group")
+  ch0=$(cpu_s "${CH_PID:-0}"); k0=$(cpu_s "${KAFKA_PID:-0}")
+  node "$DIST/bench/e2e-bare.js" consume --brokers "$BROKERS" --topic "$TOPIC" --group "$group" --expect "$RECORDS" >"$out"
+  ch1=$(cpu_s "${CH_PID:-0}"); k1=$(cpu_s "${KAFKA_PID:-0}")
+  local seconds cpu; seconds=$(json_field secondsFromStart <"$out"); cpu=$(json_field cpuSeconds <"$out")
+  emit_run "$round" "$slot" bare "$seconds" "$cpu" "$(cpu_delta "$CH_PID" "$ch0" "$ch1")" "$(cpu_delta "$KAFKA_PID" "$k0" "$k1")" null
+  log "  bare: $(printf '%.3f' "$seconds") s, $(fmt_int "$(rate_of "$seconds")") envelopes/s, CPU $(per_env "$cpu") µs/envelope"
+}
+
+run_insert() { # run_insert ROUND SLOT
+  local round=$1 slot=$2 db="bench_${TS}_insert_r$1" out="$WORK/insert.r$1.json"
+  DATABASES+=("$db")
+  migrate_db "$db" "$WORK/migrate.insert.r${round}.log"
+  settle_merges
+  node "$DIST/bench/e2e-insert.js" --file "$EXPORT" --database "$db" --format "$INSERT_FORMAT" --rows "$INSERT_ROWS" \
+    --url "$CH_URL" --user "$CH_USER" --password "$CH_PASSWORD" ${CH_PID:+--ch-pid "$CH_PID"} >"$out"
+  local n; n=$(ch "SELECT count() FROM envelopes" "$db")
+  [ "$n" = "$RECORDS" ] || { echo "e2e.sh: the insert path stored $n rows, not $RECORDS" >&2; exit 1; }
+  drop_database "$db"
+  local seconds ch_cpu; seconds=$(json_field seconds <"$out"); ch_cpu=$(json_field clickhouseCpuSeconds <"$out")
+  emit_run "$round" "$slot" insert "$seconds" null "$ch_cpu" null null
+  log "  insert: $(printf '%.3f' "$seconds") s in $(json_field requests <"$out") requests, $(fmt_int "$(rate_of "$seconds")") rows/s, ClickHouse $(per_env "$ch_cpu") µs/envelope"
+}
+
+run_kafka_engine() { # run_kafka_engine ROUND SLOT
+  local round=$1 slot=$2 db="bench_${TS}_kafka_r$1" group="bench.${TS}.kafka.r$1"
+  DATABASES+=("$db")
+  GROUPS_MADE+=("$group")
+  # A new group starts at the latest offset in 18.16's engine: commit 0 first.
+  node "$DIST/bench/e2e-bare.js" reset-group --brokers "$BROKERS" --topic "$TOPIC" --group "$group" >&2
+  ch "CREATE DATABASE $db" >/dev/null
+  KAFKA_LIVE_DB=$db
+  # The record as produce-demo writes it (Go's encoding/json of an Envelope):
+  # Hash is an array of 32 numbers, Payload base64 text.
+  ch "CREATE TABLE q (LoopID String, Seq UInt64, Time String, Kind String, Payload String, Hash Array(UInt8))
+      ENGINE = Kafka('${BROKERS}', '${TOPIC}', '${group}', 'JSONEachRow')" "$db" >/dev/null
+  ch "CREATE TABLE t (LoopID String, Seq UInt64, Time String, Kind String, Payload String, Hash Array(UInt8))
+      ENGINE = MergeTree ORDER BY (LoopID, Seq)" "$db" >/dev/null
+  settle_merges
+  local start end count=0 ch0 ch1 k0 k1
+  ch0=$(cpu_s "${CH_PID:-0}"); k0=$(cpu_s "${KAFKA_PID:-0}")
+  start=$(now_ns)
+  ch "CREATE MATERIALIZED VIEW v TO t AS SELECT * FROM q" "$db" >/dev/null
+  while :; do
+    sleep 0.5
+    count=$(ch "SELECT count() FROM t" "$db" 2>/dev/null) || count=0
+    if [ "${count:-0}" -ge "$RECORDS" ]; then end=$(now_ns); ch1=$(cpu_s "${CH_PID:-0}"); k1=$(cpu_s "${KAFKA_PID:-0}"); break; fi
+    if [ $(( ($(now_ns) - start) / 1000000000 )) -ge "$TIMEOUT_S" ]; then
+      echo "e2e.sh: the Kafka engine stored only $count of $RECORDS rows in ${TIMEOUT_S} s" >&2; exit 1
+    fi
+  done
+  drop_kafka_engine "$db"
+  local n; n=$(ch "SELECT count() FROM t" "$db")
+  [ "$n" = "$RECORDS" ] || log "warning: the Kafka engine stored $n rows for $RECORDS records"
+  drop_database "$db"
+  local seconds ch_cpu; seconds=$(awk -v ns=$((end - start)) 'BEGIN { printf "%.3f", ns / 1e9 }')
+  ch_cpu=$(cpu_delta "$CH_PID" "$ch0" "$ch1")
+  emit_run "$round" "$slot" kafka-engine "$seconds" null "$ch_cpu" "$(cpu_delta "$KAFKA_PID" "$k0" "$k1")" null
+  log "  kafka-engine: ${seconds} s, $(fmt_int "$(rate_of "$seconds")") envelopes/s, ClickHouse $(per_env "$ch_cpu") µs/envelope"
+}
+
+# ---------------------------------------------------------------- rounds
+
+PATHS=(ingest bare insert kafka-engine)
+[ "$PREFILL" -gt 0 ] && PATHS+=(ingest-empty)
+: >"$RUNS"
 settle_merges
-IFS=, read -r -a ROWS_LIST <<<"$BATCH_ROWS"
-# Runs: the batch sizes REPEAT times, the order reversed every other time
-# (A B, B A, ...), so a drift of the machine does not favour one setting.
-RUN_ROWS=()
-for ((rep = 1; rep <= REPEAT; rep++)); do
-  if ((rep % 2)); then RUN_ROWS+=("${ROWS_LIST[@]}"); else for ((j = ${#ROWS_LIST[@]} - 1; j >= 0; j--)); do RUN_ROWS+=("${ROWS_LIST[j]}"); done; fi
-done
-RUN_BARE=(); RUN_RATE=(); RUN_SECS=(); RUN_RSS=(); RUN_CPU=(); RUN_RATIO=()
-for i in "${!RUN_ROWS[@]}"; do
-  rows=${RUN_ROWS[i]}
-  log "run $((i + 1))/${#RUN_ROWS[@]}: bare consumer"
-  run_bare "$i"
-  log "  bare: ${BARE_RATE} envelopes/s"
-  log "run $((i + 1))/${#RUN_ROWS[@]}: agentledger ingest, AGENTLEDGER_BATCH_MAX_ROWS=${rows}"
-  run_ingest "$rows" "$i"
-  RUN_BARE[i]=$BARE_RATE; RUN_RATE[i]=$INGEST_RATE; RUN_SECS[i]=$INGEST_SECONDS; RUN_RSS[i]=$INGEST_RSS_MB; RUN_CPU[i]=$INGEST_CPU
-  RUN_RATIO[i]=$(awk -v a="$INGEST_RATE" -v b="$BARE_RATE" 'BEGIN { printf "%.3f", a / b }')
-  log "  ingest: ${INGEST_SECONDS} s, ${INGEST_RATE} envelopes/s (ratio ${RUN_RATIO[i]}), peak RSS ${INGEST_RSS_MB} MB, exit ${INGEST_RC}; CPU ${INGEST_CPU}"
+for ((round = 1; round <= ROUNDS; round++)); do
+  for ((k = 0; k < ${#PATHS[@]}; k++)); do
+    path=${PATHS[(round - 1 + k) % ${#PATHS[@]}]}
+    log "round ${round}/${ROUNDS}, path $((k + 1))/${#PATHS[@]}: ${path}"
+    # The stack may have been restarted meanwhile (it is shared): whose CPU to read.
+    CH_PID=$(service_pid clickhouse); KAFKA_PID=$(service_pid kafka)
+    settle_merges
+    case "$path" in
+      ingest|ingest-empty) run_ingest "$path" "$round" $((k + 1)) ;;
+      bare) run_bare "$round" $((k + 1)) ;;
+      insert) run_insert "$round" $((k + 1)) ;;
+      kafka-engine) run_kafka_engine "$round" $((k + 1)) ;;
+    esac
+  done
 done
 
 # ---------------------------------------------------------------- report
 
-median() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
-
-CPU=$(node -p 'require("os").cpus()[0].model')
+cat >"$WORK/meta.json" <<EOF
+{"date":"$(date -u +%Y-%m-%dT%H:%M:%SZ)","topic":"${TOPIC}","partitions":4,"envelopes":${RECORDS},"loops":${LOOPS},"perLoop":${PER_LOOP},
+ "payloadBytes":${PAYLOAD_BYTES},"produceSeconds":${PRODUCE_S},"rounds":${ROUNDS},"prefill":${PREFILL},"insertFormat":"${INSERT_FORMAT}",
+ "insertRows":${INSERT_ROWS},"batchRows":"${BATCH_ROWS}","profile":"${PROFILE_DIR}","clickhouseVersion":"${CH_VERSION}","kafkaEngineConsumers":1}
+EOF
 echo
-echo "agentledger e2e benchmark  $(date -u +%Y-%m-%dT%H:%M:%SZ)   node $(node --version), $(nproc) x ${CPU}, load avg $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "topic ${TOPIC} (4 partitions): ${ENVELOPES} envelopes, ${LOOPS} loops, ~${PAYLOAD_BYTES} B/record; produced in ${PRODUCE_S} s (not timed)"
-echo "agentledger: wall time from process start until count() = ${RECORDS} in ClickHouse (polled every 1 s), nothing subtracted"
-echo "bare: kafkajs eachBatch that only counts, same fetch sizes, from process start until the last message; run just before each ingest"
-echo
-printf '%-4s %-10s %9s %14s %10s %7s %10s  %s\n' run batch_rows seconds agentledger/s bare/s ratio peakRSS_MB "CPU during ingest (wall = seconds)"
-for i in "${!RUN_ROWS[@]}"; do
-  printf '%-4s %-10s %9s %14s %10s %7.2f %10s  %s\n' "$((i + 1))" "${RUN_ROWS[i]}" "${RUN_SECS[i]}" "${RUN_RATE[i]}" "${RUN_BARE[i]}" "${RUN_RATIO[i]}" "${RUN_RSS[i]}" "${RUN_CPU[i]}"
-done
-echo
-echo "per setting (median over its runs; ratio = median of the runs' agentledger/bare):"
-best=""; best_rate=0; overall=PASS
-for rows in "${ROWS_LIST[@]}"; do
-  rates=(); ratios=(); bares=(); rss=()
-  for i in "${!RUN_ROWS[@]}"; do
-    [ "${RUN_ROWS[i]}" = "$rows" ] || continue
-    rates+=("${RUN_RATE[i]}"); ratios+=("${RUN_RATIO[i]}"); bares+=("${RUN_BARE[i]}"); rss+=("${RUN_RSS[i]}")
-  done
-  rate=$(median "${rates[@]}"); ratio=$(median "${ratios[@]}"); bare=$(median "${bares[@]}")
-  peak=$(printf '%s\n' "${rss[@]}" | sort -n | tail -1)
-  rate_ok=$(awk -v a="$rate" -v t="$TARGET_RATE" 'BEGIN { print (a >= t) ? "PASS" : "FAIL" }')
-  ratio_ok=$(awk -v r="$ratio" -v t="$TARGET_RATIO" 'BEGIN { print (r >= t) ? "PASS" : "FAIL" }')
-  [ "$rate_ok" = PASS ] && [ "$ratio_ok" = PASS ] || overall=FAIL
-  printf '  AGENTLEDGER_BATCH_MAX_ROWS=%-6s agentledger %6.0f envelopes/s  bare %6.0f/s  ratio %.2f  peak RSS %s MB   rate %s (>= %s/s)  ratio %s (>= %s)\n' \
-    "$rows" "$rate" "$bare" "$ratio" "$peak" "$rate_ok" "$TARGET_RATE" "$ratio_ok" "$TARGET_RATIO"
-  if awk -v a="$rate" -v b="$best_rate" 'BEGIN { exit !(a > b) }'; then best=$rows; best_rate=$rate; fi
-done
-[ -n "$PROFILE_DIR" ] && echo "profiles (ingest ran under --cpu-prof: slower than unprofiled): $PROFILE_DIR"
-if [ "${#ROWS_LIST[@]}" -gt 1 ]; then printf 'faster: AGENTLEDGER_BATCH_MAX_ROWS=%s (median %.0f envelopes/s)\n' "$best" "$best_rate"; fi
-echo "OVERALL: ${overall} (every setting must reach >= ${TARGET_RATE} envelopes/s and ratio >= ${TARGET_RATIO})"
-[ "$overall" = PASS ]
+report_args=(--meta "$WORK/meta.json" --runs "$RUNS")
+[ -n "$JSON_OUT" ] && report_args+=(--json "$JSON_OUT")
+[ "$GATE" = 1 ] || report_args+=(--no-gate)
+report_rc=0
+node "$DIST/bench/e2e-report.js" "${report_args[@]}" || report_rc=$?
+[ "$report_rc" -gt 1 ] || REPORTED=1
+exit "$report_rc"

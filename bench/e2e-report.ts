@@ -1,0 +1,285 @@
+/**
+ * The report of bench/e2e.sh: reads the raw figures of every round, prints the
+ * tables and the targets with PASS/FAIL, optionally writes everything as JSON,
+ * and exits 0 only when every target is met (or with --no-gate).
+ *
+ *   node dist/bench/e2e-report.js --meta META.json --runs RUNS.jsonl [--json OUT] [--no-gate]
+ *
+ * META: the run's setting (topic, sizes, options, machine); RUNS: one JSON
+ * object per path and round (see `Run`). Per path: min / median / max
+ * envelopes/s; ratios of ingest to each other path computed per round, then
+ * min / median / max; CPU µs per envelope (ingest's process, ClickHouse's
+ * server) as medians; ingest's peak RSS as the maximum over rounds.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import { parseArgs } from 'node:util';
+
+const { values: args } = parseArgs({
+  options: {
+    meta: { type: 'string' },
+    runs: { type: 'string' },
+    json: { type: 'string' },
+    'no-gate': { type: 'boolean', default: false },
+  },
+});
+
+function fail(message: string): never {
+  process.stderr.write(`e2e-report: ${message}\n`);
+  process.exit(2);
+}
+
+/** The paths, in the order bench/e2e.sh rotates them. */
+const PATHS = ['ingest', 'bare', 'insert', 'kafka-engine', 'ingest-empty'] as const;
+type Path = (typeof PATHS)[number];
+
+interface Meta {
+  readonly date: string;
+  readonly topic: string;
+  readonly partitions: number;
+  readonly envelopes: number;
+  readonly loops: number;
+  readonly perLoop: number;
+  readonly payloadBytes: number;
+  readonly produceSeconds: number;
+  readonly rounds: number;
+  readonly prefill: number;
+  readonly insertFormat: string;
+  readonly insertRows: number;
+  readonly batchRows: string;
+  readonly profile: string;
+  readonly clickhouseVersion: string;
+  readonly kafkaEngineConsumers: number;
+}
+
+/** One path in one round, as bench/e2e.sh measured it. */
+interface Run {
+  readonly round: number;
+  /** 1-based position of this path within its round. */
+  readonly slot: number;
+  readonly path: Path;
+  readonly envelopes: number;
+  readonly seconds: number;
+  /** User + system CPU seconds of the path's own process (ingest, bare); null where it has none. */
+  readonly processCpuS: number | null;
+  /** CPU seconds of ClickHouse's server process over the timed window. */
+  readonly clickhouseCpuS: number | null;
+  /** CPU seconds of the Kafka broker over the timed window. */
+  readonly kafkaCpuS: number | null;
+  /** Peak RSS (VmHWM) of ingest, MB. */
+  readonly rssMb: number | null;
+}
+
+const meta = JSON.parse(readFileSync(args.meta ?? fail('--meta is required'), 'utf8')) as Meta;
+const runs = readFileSync(args.runs ?? fail('--runs is required'), 'utf8')
+  .split('\n')
+  .filter((l) => l.trim() !== '')
+  .map((l) => JSON.parse(l) as Run);
+if (runs.length === 0) fail('no runs');
+
+const rate = (r: Run): number => r.envelopes / r.seconds;
+const usPer = (s: number | null, r: Run): number | null => (s === null ? null : (s * 1e6) / r.envelopes);
+
+function median(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}
+interface Spread {
+  readonly min: number;
+  readonly median: number;
+  readonly max: number;
+  readonly n: number;
+}
+function spread(xs: readonly number[]): Spread | null {
+  if (xs.length === 0) return null;
+  return { min: Math.min(...xs), median: median(xs), max: Math.max(...xs), n: xs.length };
+}
+const notNull = <T>(x: T | null): x is T => x !== null;
+
+const present = PATHS.filter((p) => runs.some((r) => r.path === p));
+const rounds = [...new Set(runs.map((r) => r.round))].sort((a, b) => a - b);
+const runOf = (round: number, path: Path): Run | undefined => runs.find((r) => r.round === round && r.path === path);
+
+const LABEL: Record<Path, string> = {
+  ingest: meta.prefill > 0 ? `ingest (${meta.prefill.toLocaleString('en-US')} rows stored)` : 'ingest',
+  bare: 'bare kafkajs',
+  insert: 'ClickHouse insert',
+  'kafka-engine': 'ClickHouse Kafka engine',
+  'ingest-empty': 'ingest (empty database)',
+};
+const SHORT: Record<Path, string> = { ingest: 'ingest', bare: 'bare', insert: 'insert', 'kafka-engine': 'kafka', 'ingest-empty': 'empty' };
+
+// ---------------------------------------------------------------- figures
+
+const perPath = Object.fromEntries(
+  present.map((p) => {
+    const rs = runs.filter((r) => r.path === p);
+    return [
+      p,
+      {
+        rate: spread(rs.map(rate)),
+        processCpuUsPerEnvelope: spread(rs.map((r) => usPer(r.processCpuS, r)).filter(notNull)),
+        clickhouseCpuUsPerEnvelope: spread(rs.map((r) => usPer(r.clickhouseCpuS, r)).filter(notNull)),
+        kafkaCpuUsPerEnvelope: spread(rs.map((r) => usPer(r.kafkaCpuS, r)).filter(notNull)),
+        peakRssMb: rs.some((r) => r.rssMb !== null) ? Math.max(...rs.map((r) => r.rssMb ?? 0)) : null,
+      },
+    ];
+  }),
+) as Record<Path, { rate: Spread | null; processCpuUsPerEnvelope: Spread | null; clickhouseCpuUsPerEnvelope: Spread | null; kafkaCpuUsPerEnvelope: Spread | null; peakRssMb: number | null }>;
+
+/** ingest / other, computed within each round (both measured minutes apart on the same machine). */
+function ratios(other: Path, of: Path = 'ingest'): number[] {
+  return rounds.flatMap((round) => {
+    const a = runOf(round, of);
+    const b = runOf(round, other);
+    return a && b ? [rate(a) / rate(b)] : [];
+  });
+}
+const RATIOS: readonly { name: string; of: Path; to: Path }[] = [
+  { name: 'ingest/bare', of: 'ingest', to: 'bare' },
+  { name: 'ingest/insert', of: 'ingest', to: 'insert' },
+  { name: 'ingest/kafka-engine', of: 'ingest', to: 'kafka-engine' },
+  ...(present.includes('ingest-empty') ? [{ name: 'prefilled/empty', of: 'ingest' as Path, to: 'ingest-empty' as Path }] : []),
+];
+const ratioSpreads = Object.fromEntries(RATIOS.map((r) => [r.name, spread(ratios(r.to, r.of))])) as Record<string, Spread | null>;
+const ingestRss = Math.max(...runs.filter((r) => r.path === 'ingest' || r.path === 'ingest-empty').map((r) => r.rssMb ?? 0));
+
+interface Target {
+  readonly name: string;
+  readonly value: number | null;
+  readonly ok: boolean;
+  readonly shown: string;
+}
+function target(name: string, value: number | null | undefined, ok: (v: number) => boolean, show: (v: number) => string): Target {
+  const v = value ?? null;
+  return { name, value: v, ok: v !== null && ok(v), shown: v === null ? 'not measured' : show(v) };
+}
+const int = (v: number): string => Math.round(v).toLocaleString('en-US');
+const fix = (d: number) => (v: number): string => v.toFixed(d);
+const targets: Target[] = [
+  target('ingest median >= 45,000 envelopes/s', perPath.ingest?.rate?.median, (v) => v >= 45_000, (v) => `${int(v)} /s`),
+  target('ingest/kafka-engine >= 1.0 (median of rounds)', ratioSpreads['ingest/kafka-engine']?.median, (v) => v >= 1.0, fix(3)),
+  target('ingest/insert >= 0.5 (median of rounds)', ratioSpreads['ingest/insert']?.median, (v) => v >= 0.5, fix(3)),
+  target('ingest/bare >= 0.22 (median of rounds)', ratioSpreads['ingest/bare']?.median, (v) => v >= 0.22, fix(3)),
+  target('ingest CPU <= 15 µs/envelope (median)', perPath.ingest?.processCpuUsPerEnvelope?.median, (v) => v <= 15, (v) => `${v.toFixed(1)} µs`),
+  target('ingest peak RSS <= 400 MB (max of rounds)', Number.isFinite(ingestRss) && ingestRss > 0 ? ingestRss : null, (v) => v <= 400, (v) => `${int(v)} MB`),
+];
+const pass = targets.every((t) => t.ok);
+
+// ---------------------------------------------------------------- printing
+
+function table(header: readonly string[], rows: readonly (readonly string[])[], leftColumns = 1): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: readonly string[]): string =>
+    cells
+      .map((c, i) => (i < leftColumns ? c.padEnd(widths[i]!) : c.padStart(widths[i]!)))
+      .join('  ')
+      .trimEnd();
+  return [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
+}
+const dash = '–';
+const opt = (v: number | null | undefined, f: (v: number) => string): string => (v === null || v === undefined ? dash : f(v));
+
+const out: string[] = [];
+const cpu = cpus();
+out.push(
+  `agentledger e2e benchmark  ${meta.date}   node ${process.version}, ${cpu.length} x ${cpu[0]?.model ?? '?'}, load avg ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}, ClickHouse ${meta.clickhouseVersion}`,
+  `topic ${meta.topic} (${meta.partitions} partitions): ${int(meta.envelopes)} envelopes, ${int(meta.loops)} loops x ${meta.perLoop}, ~${meta.payloadBytes} B payload; produced in ${meta.produceSeconds.toFixed(1)} s (not timed)`,
+  `${rounds.length} rounds, each running every path once on that topic, the order rotated (each round starts one path later than the round before)`,
+  '',
+  `  ingest        agentledger ingest --idle-exit-ms 5000${meta.batchRows ? `, AGENTLEDGER_BATCH_MAX_ROWS=${meta.batchRows}` : ' (default settings)'}, a new group and database;`,
+  `                wall time from process start until count() = ${int(meta.envelopes)} (polled every 1 s), nothing subtracted`,
+  ...(meta.prefill > 0
+    ? [
+        `                into a database already holding ${int(meta.prefill)} synthetic envelopes (filled once, before the rounds, not timed);`,
+        `                'empty' is the same run into a new empty database, in every round`,
+      ]
+    : []),
+  '  bare          kafkajs eachBatch that only counts (same fetch sizes), process start until the last message',
+  `  insert        ClickHouse alone inserting ingest's own rows (exported once from round 1) into a freshly migrated database:`,
+  `                INSERT INTO envelopes FORMAT ${meta.insertFormat}, ${int(meta.insertRows)} rows per request, one request at a time; first request to last answer`,
+  `  kafka-engine  ClickHouse's Kafka engine (${meta.kafkaEngineConsumers} consumer, JSONEachRow) + materialized view into a MergeTree, group reset to offset 0;`,
+  `                from CREATE MATERIALIZED VIEW until the target's count() = ${int(meta.envelopes)} (polled every 0.5 s)`,
+  '',
+  'per round (envelopes/s; ratios within the round):',
+);
+const roundHeader = ['round', 'order', ...present.map((p) => SHORT[p]), ...RATIOS.map((r) => r.name), 'ingest µs/env', 'RSS MB'];
+const roundRows = rounds.map((round) => {
+  const order = runs
+    .filter((r) => r.round === round)
+    .sort((a, b) => a.slot - b.slot)
+    .map((r) => SHORT[r.path])
+    .join(' ');
+  const ing = runOf(round, 'ingest');
+  return [
+    String(round),
+    order,
+    ...present.map((p) => opt(runOf(round, p) && rate(runOf(round, p)!), int)),
+    ...RATIOS.map((r) => {
+      const a = runOf(round, r.of);
+      const b = runOf(round, r.to);
+      return a && b ? (rate(a) / rate(b)).toFixed(3) : dash;
+    }),
+    opt(ing && usPer(ing.processCpuS, ing), fix(1)),
+    opt(ing?.rssMb, int),
+  ];
+});
+out.push(table(roundHeader, roundRows, 2), '');
+
+out.push('per path (envelopes/s over the rounds; CPU µs per envelope, medians):');
+out.push(
+  table(
+    ['path', 'min', 'median', 'max', 'process CPU', 'ClickHouse CPU', 'Kafka CPU', 'peak RSS MB'],
+    present.map((p) => {
+      const f = perPath[p];
+      return [
+        LABEL[p],
+        opt(f.rate?.min, int),
+        opt(f.rate?.median, int),
+        opt(f.rate?.max, int),
+        opt(f.processCpuUsPerEnvelope?.median, fix(1)),
+        opt(f.clickhouseCpuUsPerEnvelope?.median, fix(1)),
+        opt(f.kafkaCpuUsPerEnvelope?.median, fix(1)),
+        opt(f.peakRssMb, int),
+      ];
+    }),
+  ),
+  '',
+);
+
+out.push('ratios (each computed within a round, then over the rounds):');
+out.push(
+  table(
+    ['ratio', 'min', 'median', 'max'],
+    RATIOS.map((r) => {
+      const s = ratioSpreads[r.name];
+      return [r.name, opt(s?.min, fix(3)), opt(s?.median, fix(3)), opt(s?.max, fix(3))];
+    }),
+  ),
+  '',
+);
+if (meta.profile) out.push(`profiles: ${meta.profile} (ingest ran under --cpu-prof: slower than unprofiled)`, '');
+
+out.push('targets:');
+out.push(table(['target', 'measured', ''], targets.map((t) => [t.name, t.shown, t.ok ? 'PASS' : 'FAIL']), 1));
+out.push('', `OVERALL: ${pass ? 'PASS' : 'FAIL'}${!pass && args['no-gate'] ? ' (--no-gate: exit 0 anyway)' : ''}`);
+process.stdout.write(out.join('\n') + '\n');
+
+if (args.json) {
+  writeFileSync(
+    args.json,
+    JSON.stringify(
+      {
+        meta,
+        runs: runs.map((r) => ({ ...r, envelopesPerSecond: rate(r) })),
+        summary: { perPath, ratios: ratioSpreads, ingestPeakRssMb: ingestRss, targets, pass },
+      },
+      null,
+      2,
+    ) + '\n',
+  );
+}
+process.exitCode = pass || args['no-gate'] ? 0 : 1;
