@@ -98,6 +98,8 @@ export class CrazeStream implements Stream<CrazeRow> {
    * as order is concerned.
    */
   private pendingSeen: { generation: number; keys: Set<string> }[] = [{ generation: 0, keys: new Set() }];
+  /** The newest buffer known durable, not yet folded (settle). */
+  private durableUpTo = -1;
 
   constructor(
     readonly topic: string,
@@ -119,10 +121,19 @@ export class CrazeStream implements Stream<CrazeRow> {
     return sealed;
   }
 
-  /** The rows of buffer `upTo` and before (all when omitted) are durable: what they left pending is the store's now. */
+  /**
+   * The rows of buffer `upTo` and before (all when omitted) are durable: what
+   * they left pending is the store's now. Folded when the next batch starts
+   * (an insert may land while a batch is judged, after it read the store).
+   */
   durable(upTo = Infinity): void {
+    const newest = this.pendingSeen[this.pendingSeen.length - 1]!.generation;
+    this.durableUpTo = Math.max(this.durableUpTo, Math.min(upTo, newest));
+  }
+
+  private settle(): void {
     const next = this.pendingSeen[this.pendingSeen.length - 1]!.generation + 1;
-    this.pendingSeen = this.pendingSeen.filter((layer) => layer.generation > upTo);
+    this.pendingSeen = this.pendingSeen.filter((layer) => layer.generation > this.durableUpTo);
     if (this.pendingSeen.length === 0) this.pendingSeen.push({ generation: next, keys: new Set() });
   }
 
@@ -140,6 +151,7 @@ export class CrazeStream implements Stream<CrazeRow> {
   /** `since` is unused: craze heads are read from craze_events itself (see README, "Speed"). */
   async process(records: readonly SourceRecord[], _since?: number, now: Date = new Date()): Promise<StreamBatch<CrazeRow>> {
     const ingestedAt = toClickHouseDateTime({ seconds: Math.floor(now.getTime() / 1000), nanos: 0 });
+    this.settle();
     const decoded = records.map((r) => decodeCrazeRecord(r.value));
 
     // Load the heads of sessions this process has not seen since the last rebalance.

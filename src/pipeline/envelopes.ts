@@ -71,6 +71,8 @@ export class ChainState {
    * judges the next batches while the previous buffer's insert is in flight).
    */
   private layers: PendingLayer[] = [newLayer(0)];
+  /** The newest buffer known durable (flushed), not yet folded (settle). */
+  private durableUpTo = -1;
 
   constructor(
     readonly store: ChainPort,
@@ -89,11 +91,20 @@ export class ChainState {
   /**
    * The rows of buffer `upTo` and every one before it (all judged rows when
    * omitted) are durable now: their heads join the cache, their versions are
-   * the store's.
+   * the store's. Called when an insert lands, which may be while a batch is
+   * being judged (its read-backs in flight): the layers are folded only when
+   * the next batch starts (settle), so no batch sees a buffer's versions
+   * leave the pending state after it read the store without them.
    */
   flushed(upTo = Infinity): void {
+    const newest = this.layers[this.layers.length - 1]!.generation;
+    this.durableUpTo = Math.max(this.durableUpTo, Math.min(upTo, newest));
+  }
+
+  /** Folds the layers flushed() marked durable into the cache; a batch starts with it. */
+  settle(): void {
     const next = this.layers[this.layers.length - 1]!.generation + 1;
-    while (this.layers.length > 0 && this.layers[0]!.generation <= upTo) {
+    while (this.layers.length > 0 && this.layers[0]!.generation <= this.durableUpTo) {
       const layer = this.layers.shift()!;
       for (const [loopId, head] of layer.heads) this.durable.set(loopId, head);
     }
@@ -194,6 +205,7 @@ export async function processEnvelopeBatch(
   since = 0,
 ): Promise<BatchOutcome> {
   const ingestedAt = toClickHouseDateTime({ seconds: Math.floor(now.getTime() / 1000), nanos: 0 });
+  state.settle();
   const decoded: (Envelope | string)[] = records.map((r) => {
     const d = decodeEnvelope(r.value, options);
     return d.ok ? d.value : d.reason;

@@ -154,6 +154,28 @@ test('judging the next batches while the previous one is in flight (sealed, not 
   }
 });
 
+test('a buffer that lands while the next batch reads the store back keeps its versions pending for that batch: a redelivery in it is still a duplicate', async () => {
+  const lines = readFileSync(`${DIR}honest.jsonl`, 'utf8').split('\n').filter((l) => l.length > 0).slice(0, 40);
+  const options = { ...DEFAULT_DECODE_OPTIONS, seqEncoding: 'binary' as const };
+  const table = new MemoryEnvelopeTable();
+  const state = new ChainState(table);
+  const all = records(lines);
+  const first = await processEnvelopeBatch(all.slice(0, 30), state, options, NOW);
+  const buffer = state.seal();
+  // The next batch redelivers the first one's records 20-29 (a producer retry) before it lands.
+  const redelivered = all.slice(20, 30).map((r, i) => ({ ...r, offset: String(40 + i) }));
+  const read = table.versions.bind(table);
+  table.versions = async (keys) => {
+    const answer = await read(keys); // read before the first batch's insert lands…
+    await table.insert(first.rows); // …which lands now, while this batch is being judged
+    state.flushed(buffer);
+    return answer;
+  };
+  const second = await processEnvelopeBatch([...redelivered, ...all.slice(30)], state, options, NOW);
+  assert.equal(second.verdicts.get('duplicate'), redelivered.length, JSON.stringify([...second.verdicts]));
+  assert.deepEqual(second.rows.map((r) => r.kafka_offset), all.slice(30).map((r) => r.offset));
+});
+
 test('heads are read from the store once per loop, then served from the cache', async () => {
   const lines = readFileSync(`${DIR}tampered-payload.jsonl`, 'utf8').split('\n').filter((l) => l.length > 0);
   const table = new MemoryEnvelopeTable();
