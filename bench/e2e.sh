@@ -4,7 +4,7 @@
 # references reading or storing the same records in the same run.
 #
 #   bench/e2e.sh [--loops 10000] [--envelopes 40] [--payload-bytes 1024] [--rounds 5]
-#                [--insert-format JSONEachRow] [--insert-rows 5000] [--prefill N]
+#                [--insert-format TabSeparated] [--insert-rows 5000] [--prefill N]
 #                [--batch-rows N] [--json FILE] [--no-gate] [--keep] [--no-build]
 #                [--profile DIR] [--dist DIR]
 #
@@ -25,7 +25,7 @@
 #      eachBatch only counts: process start until the last message;
 #    - insert: ClickHouse's insert ceiling for ingest's own rows. Round 1's
 #      ingest rows are exported once (SELECT * … ORDER BY ingested_at,
-#      kafka_offset, FORMAT --insert-format; JSONEachRow, TabSeparated or
+#      kafka_offset, FORMAT --insert-format: TabSeparated, as ingest sends them (default), JSONEachRow or
 #      TSV); each insert round migrates a fresh database (not timed), then
 #      bench/e2e-insert.ts posts the file to INSERT INTO envelopes FORMAT F,
 #      --insert-rows rows per request, one request at a time: first request
@@ -69,7 +69,7 @@ LOOPS=10000
 PER_LOOP=40
 PAYLOAD_BYTES=1024
 ROUNDS=5
-INSERT_FORMAT=JSONEachRow
+INSERT_FORMAT=TabSeparated
 INSERT_ROWS=5000
 PREFILL=0
 BATCH_ROWS=""
