@@ -13,8 +13,9 @@
  *    them. While it is in flight, the next batches are decoded, verified and
  *    buffered (a buffer is sealed when its flush starts; at most one flush is
  *    in flight, and a failed one is retried before any later one starts), so
- *    offsets are still committed in order, each after its rows. A crash before the insert loses only uncommitted, unstored work,
- *    read again on restart; a crash after it is caught by step 1. The insert
+ *    offsets are still committed in order, each after its rows. A crash
+ *    before the insert loses only uncommitted, unstored work, read again on
+ *    restart; a crash after it is caught by step 1. The insert
  *    is one part: one ingested_at for the whole flush (the partition key), a
  *    cap on its bytes (current ClickHouse splits inserts above ~256 MiB).
  * 4. While ClickHouse fails, consumption pauses and the flush is retried with
