@@ -10,7 +10,9 @@
  *                             [--sweep-ms 30000] [--cli bin/agentledger.js] [--keep]
  *
  * 1. Setup (not timed): produce-demo writes loops x envelopes (~1 KB each) to
- *    a fresh 4-partition topic bench.alerts.<ts>.envelopes.
+ *    a fresh 4-partition topic bench.alerts.<ts>.envelopes, the loops
+ *    starting over the half hour before (--start-time now-30m: within the
+ *    rules' windows and max age, and old enough to stall).
  * 2. --rounds sets of three rounds, off, on and quiet, the order rotated
  *    each set (a drifting machine favours none). Each round has a fresh database (migrated by
  *    the CLI as agentledger_test), Kafka group and queue prefix, so rounds
@@ -673,7 +675,7 @@ async function untilDrained(sampler: Sampler, worker: Run, sinceMs: number): Pro
 async function produce(made: Made): Promise<number> {
   say(`producing ${LOOPS} loops x ${PER_LOOP} envelopes (~1 KB) to ${TOPIC} (4 partitions; not timed)`);
   made.topics = true;
-  const r = await cli(['produce-demo', '--loops', String(LOOPS), '--envelopes', String(PER_LOOP), '--payload-bytes', '1024', '--seed', '7', '--json'], cliEnv({})).done;
+  const r = await cli(['produce-demo', '--loops', String(LOOPS), '--envelopes', String(PER_LOOP), '--payload-bytes', '1024', '--seed', '7', '--start-time', 'now-30m', '--json'], cliEnv({})).done;
   if (r.code !== 0) throw new Error(`produce-demo failed (exit ${r.code}):\n${tail(r.err)}`);
   const summary = JSON.parse(r.out) as { envelopes: number; records: number; seconds: number };
   if (summary.records !== summary.envelopes) throw new Error(`produced ${summary.records} records for ${summary.envelopes} envelopes (expected equal: no violations planted)`);

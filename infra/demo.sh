@@ -21,7 +21,8 @@ cli doctor
 run="demo.$(date +%Y%m%d%H%M%S)"
 export AGENTLEDGER_ENVELOPE_TOPIC="$run.envelopes" AGENTLEDGER_CRAZE_TOPIC="$run.craze" AGENTLEDGER_KAFKA_GROUP_ID="$run" AGENTLEDGER_METRICS_PORT=0 AGENTLEDGER_WORKER_METRICS_PORT=0
 echo "[demo] producing demo traffic to $AGENTLEDGER_ENVELOPE_TOPIC…"
-cli produce-demo --loops 500 --envelopes 40 --seed "$(date +%s)" --violations --malformed --spend-roots 6
+# Started half an hour ago: recent enough for the alert rules, and its unfinished loops have stalled.
+cli produce-demo --loops 500 --envelopes 40 --seed "$(date +%s)" --violations --malformed --spend-roots 6 --start-time now-30m
 echo "[demo] shipping the sample craze journals (test/fixtures/craze/journal) to $AGENTLEDGER_CRAZE_TOPIC…"
 cli craze push test/fixtures/craze/journal
 echo "[demo] ingesting both topics (verify every chain, account craze spend, store each event once)…"

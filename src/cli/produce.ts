@@ -25,12 +25,29 @@ function envelopeRange(text: string | undefined): number | [number, number] {
   return min === max ? min : [min, max];
 }
 
+/**
+ * --start-time as RFC 3339 UTC text: given as such (checked by the
+ * generator), or `now` / `now-N<s|m|h|d>` relative to `now`, whole seconds.
+ */
+export function startTimeOf(text: string, now: Date): string {
+  const relative = /^now(?:-(\d{1,9})([smhd]))?$/.exec(text);
+  if (relative === null) {
+    if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?Z$/.test(text)) {
+      throw new UsageError(`--start-time expects an RFC 3339 UTC time (2026-11-30T10:00:00Z), now or now-N[smhd], got ${JSON.stringify(text)}`);
+    }
+    return text;
+  }
+  const unitMs = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+  const backMs = relative[1] === undefined ? 0 : Number(relative[1]) * unitMs[relative[2] as keyof typeof unitMs];
+  return new Date(Math.floor((now.getTime() - backMs) / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+}
+
 export const produceDemoCommand: Command = {
   name: 'produce-demo',
   summary: 'produce generated loop-runtime traffic (with known verdicts) to the envelope topic',
   help: `Usage: agentledger produce-demo [--loops N] [--envelopes M|MIN-MAX] [--seed S]
                                  [--payload-bytes B] [--violations] [--malformed]
-                                 [--spend-roots R] [--json]
+                                 [--spend-roots R] [--start-time T] [--json]
 
 Generates deterministic loop-runtime traffic (hash-chained Envelopes, encoded
 as Go's encoding/json writes them) and produces it to AGENTLEDGER_ENVELOPE_TOPIC,
@@ -62,6 +79,14 @@ Options:
                       and models with Go's USD texts, and a model past 2^64
                       picodollars; their exact expected totals are in --json
                       (default 0)
+  --start-time T      when the first loop starts: an RFC 3339 UTC time
+                      (2026-11-30T10:00:00Z), now, or now-N followed by s, m,
+                      h or d (now-20m). Default: 2026-11-30T10:00:00Z for the
+                      loops and 2026-11-30T23:57:00Z for the spend trees, so
+                      the bytes stay the same from day to day; give a recent
+                      time when alerts should see the traffic (the alert rules
+                      ignore loops idle for longer than
+                      AGENTLEDGER_ALERT_MAX_AGE_MS, a day by default)
   --json              print the summary as one JSON object
 
 Output: one summary line, or with --json
@@ -81,6 +106,7 @@ records or more.`,
       violations: { type: 'boolean' },
       malformed: { type: 'boolean' },
       'spend-roots': { type: 'string' },
+      'start-time': { type: 'string' },
       json: { type: 'boolean' },
     });
     const loops = wholeNumber('loops', values.loops, 200, 1);
@@ -88,10 +114,13 @@ records or more.`,
     if (seed > 0xffffffff) throw new UsageError(`--seed expects a whole number below 2^32, got ${seed}`);
     const payloadBytes = wholeNumber('payload-bytes', values['payload-bytes'], 1024, 0);
     const spendRoots = wholeNumber('spend-roots', values['spend-roots'], 0, 0);
-    const spend = spendRoots > 0 ? generateSpendTraffic({ seed, roots: spendRoots }) : undefined;
+    const startTime = values['start-time'] === undefined ? undefined : startTimeOf(values['start-time'], new Date());
+    let spend: ReturnType<typeof generateSpendTraffic> | undefined;
     let traffic: Traffic;
     try {
+      spend = spendRoots > 0 ? generateSpendTraffic({ seed, roots: spendRoots, startTime }) : undefined;
       traffic = generateTraffic({
+        startTime,
         loops,
         envelopesPerLoop: envelopeRange(values.envelopes),
         seed,
