@@ -15,7 +15,13 @@ import { notice, postNotice, type Notice, type Webhook } from './webhook.js';
  * `options` overrides the default job options (tests shorten the backoff).
  */
 export async function enqueueNotice(queue: Queue, n: Notice, options: Omit<JobsOptions, 'jobId'> = {}): Promise<void> {
-  await queue.add(DELIVER_JOB, notice.parse(n), { ...DELIVERY_JOB_OPTIONS, ...options, jobId: n.key });
+  await enqueueNotices(queue, [n], options);
+}
+
+/** enqueueNotice for several notices, in one round trip (BullMQ's addBulk: one MULTI). */
+export async function enqueueNotices(queue: Queue, ns: readonly Notice[], options: Omit<JobsOptions, 'jobId'> = {}): Promise<void> {
+  if (ns.length === 0) return;
+  await queue.addBulk(ns.map((n) => ({ name: DELIVER_JOB, data: notice.parse(n), opts: { ...DELIVERY_JOB_OPTIONS, ...options, jobId: n.key } })));
 }
 
 /** The processor of the deliveries queue: one POST per attempt, to the webhook or nowhere. */
