@@ -9,40 +9,23 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { Queue } from 'bullmq';
-import { alertEvaluate, alertSweep, PRUNE_RESOLVED_AFTER_MS, type AlertSweepDeps } from '../../src/alerts/sweep.js';
-import { MIGRATIONS_DIR } from '../../src/cli/migrate.js';
+import { alertEvaluate, alertSweep, PRUNE_RESOLVED_AFTER_MS } from '../../src/alerts/sweep.js';
 import { ALERT_DELIVERIES_QUEUE } from '../../src/jobs/queues.js';
 import { createRedis } from '../../src/jobs/redis.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { createClickHouse } from '../../src/sink/clickhouse/client.js';
-import { migrate } from '../../src/sink/clickhouse/migrate.js';
 import { query } from '../support/clickhouse.js';
+import { ingestStuckLoops, sweepDeps } from '../support/alert-sweeps.js';
 import { testContext, type TestContext } from '../support/context.js';
-import { chain } from '../support/envelope-chain.js';
-import { produceEnvelopes } from '../support/envelope-topic.js';
-import { runCli } from '../support/processes.js';
 
 const log = createLogger('error');
 let ctx: TestContext;
 
-const at = (ms: number): string => new Date(ms).toISOString().replace(/\.?0+Z$/, 'Z');
 const LOOPS = Array.from({ length: 12 }, (_, i) => `stuck-${i}`);
 
 before(async () => {
   ctx = await testContext('alert_races', { AGENTLEDGER_ALERT_EVALUATE_ON_INGEST: 'false' });
-  await migrate(ctx.config.clickhouse, MIGRATIONS_DIR, log);
-  const t0 = Date.now();
-  await produceEnvelopes(
-    ctx,
-    LOOPS.flatMap((loop) =>
-      chain(loop, [
-        [at(t0 - 20_000), 'LoopStarted', JSON.stringify({ name: loop })],
-        [at(t0 - 10_000), 'LoopFinished', JSON.stringify({ outcome_kind: 'Stuck' })],
-      ]),
-    ),
-  );
-  const ingest = runCli(['ingest', '--no-migrate', '--idle-exit-ms', '2000'], ctx.env);
-  assert.equal(await ingest.exited, 0, ingest.stderr());
+  await ingestStuckLoops(ctx, LOOPS, log);
 });
 after(() => ctx.cleanup());
 
@@ -51,16 +34,7 @@ test('eight sweeps and evaluations at once record and queue each transition once
   const redis = createRedis(ctx.config.redis.url);
   const deliveries = new Queue(ALERT_DELIVERIES_QUEUE, { connection: redis, prefix: ctx.config.redis.queuePrefix });
   try {
-    const deps: AlertSweepDeps = {
-      ch,
-      redis,
-      prefix: ctx.config.redis.queuePrefix,
-      deliveries,
-      rules: ctx.config.alerts.rules,
-      renotifyMs: 3_600_000,
-      lateMs: ctx.config.rollups.lateMs,
-      log,
-    };
+    const deps = sweepDeps(ctx, ch, redis, deliveries, log);
     // Each racer's own instant: a transition made twice would have two keys
     // (its time is in the key), so only the compare-and-set keeps it one.
     const race = async (now: number): Promise<number> => {
@@ -99,7 +73,7 @@ test('resolved states are dropped from Redis a day after they resolved, not befo
   const deliveries = new Queue(ALERT_DELIVERIES_QUEUE, { connection: redis, prefix: ctx.config.redis.queuePrefix });
   const key = `${ctx.config.redis.queuePrefix}:alerts:state`;
   try {
-    const deps: AlertSweepDeps = { ch, redis, prefix: ctx.config.redis.queuePrefix, deliveries, rules: ctx.config.alerts.rules, renotifyMs: 3_600_000, lateMs: ctx.config.rollups.lateMs, log };
+    const deps = sweepDeps(ctx, ch, redis, deliveries, log);
     const now = Date.now();
     const resolved = (subject: string, resolvedAt: number): string =>
       JSON.stringify({ rule: 'convergence', subject, state: 'resolved', severity: 'info', firedAt: resolvedAt - 1000, resolvedAt, lastNotifiedAt: resolvedAt, notifications: 2, detail: 'quiet' });

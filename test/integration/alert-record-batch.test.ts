@@ -9,40 +9,23 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { Queue } from 'bullmq';
-import { alertSweep, type AlertSweepDeps } from '../../src/alerts/sweep.js';
-import { MIGRATIONS_DIR } from '../../src/cli/migrate.js';
+import { alertSweep } from '../../src/alerts/sweep.js';
 import { ALERT_DELIVERIES_QUEUE } from '../../src/jobs/queues.js';
 import { createRedis } from '../../src/jobs/redis.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { createClickHouse } from '../../src/sink/clickhouse/client.js';
-import { migrate } from '../../src/sink/clickhouse/migrate.js';
 import { query } from '../support/clickhouse.js';
+import { ingestStuckLoops, sweepDeps } from '../support/alert-sweeps.js';
 import { testContext, type TestContext } from '../support/context.js';
-import { chain } from '../support/envelope-chain.js';
-import { produceEnvelopes } from '../support/envelope-topic.js';
-import { runCli } from '../support/processes.js';
 
 const log = createLogger('error');
 let ctx: TestContext;
 
-const at = (ms: number): string => new Date(ms).toISOString().replace(/\.?0+Z$/, 'Z');
 const LOOPS = Array.from({ length: 12 }, (_, i) => `batch-stuck-${i}`);
 
 before(async () => {
   ctx = await testContext('alert_batch', { AGENTLEDGER_ALERT_EVALUATE_ON_INGEST: 'false' });
-  await migrate(ctx.config.clickhouse, MIGRATIONS_DIR, log);
-  const t0 = Date.now();
-  await produceEnvelopes(
-    ctx,
-    LOOPS.flatMap((loop) =>
-      chain(loop, [
-        [at(t0 - 20_000), 'LoopStarted', JSON.stringify({ name: loop })],
-        [at(t0 - 10_000), 'LoopFinished', JSON.stringify({ outcome_kind: 'Stuck' })],
-      ]),
-    ),
-  );
-  const ingest = runCli(['ingest', '--no-migrate', '--idle-exit-ms', '2000'], ctx.env);
-  assert.equal(await ingest.exited, 0, ingest.stderr());
+  await ingestStuckLoops(ctx, LOOPS, log);
 });
 after(() => ctx.cleanup());
 
@@ -71,16 +54,7 @@ test('one insert and one addBulk per sweep; a sweep that dies recording leaves t
   const stuckRows = async (): Promise<string> =>
     (await query<{ n: string }>(ctx, "SELECT toString(count()) AS n FROM alerts FINAL WHERE rule = 'stuck_loop'"))[0]!.n;
   try {
-    const deps: AlertSweepDeps = {
-      ch,
-      redis,
-      prefix: ctx.config.redis.queuePrefix,
-      deliveries,
-      rules: ctx.config.alerts.rules,
-      renotifyMs: 3_600_000,
-      lateMs: ctx.config.rollups.lateMs,
-      log,
-    };
+    const deps = sweepDeps(ctx, ch, redis, deliveries, log);
     const now = Date.now();
     await assert.rejects(alertSweep(deps, now), /planted: the alerts insert failed/);
     assert.equal(inserts(), 1, 'the dead sweep tried one insert for all of its transitions');
