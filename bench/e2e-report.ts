@@ -30,7 +30,7 @@ function fail(message: string): never {
 }
 
 /** The paths, in the order bench/e2e.sh rotates them. */
-const PATHS = ['ingest', 'bare', 'insert', 'kafka-engine', 'ingest-empty'] as const;
+const PATHS = ['ingest', 'bare', 'insert', 'kafka-engine', 'ingest-empty', 'ingest-2p'] as const;
 type Path = (typeof PATHS)[number];
 
 interface Meta {
@@ -107,8 +107,9 @@ const LABEL: Record<Path, string> = {
   insert: 'ClickHouse insert',
   'kafka-engine': 'ClickHouse Kafka engine',
   'ingest-empty': 'ingest (empty database)',
+  'ingest-2p': 'ingest, 2 processes in one group',
 };
-const SHORT: Record<Path, string> = { ingest: 'ingest', bare: 'bare', insert: 'insert', 'kafka-engine': 'kafka', 'ingest-empty': 'empty' };
+const SHORT: Record<Path, string> = { ingest: 'ingest', bare: 'bare', insert: 'insert', 'kafka-engine': 'kafka', 'ingest-empty': 'empty', 'ingest-2p': '2 procs' };
 
 // ---------------------------------------------------------------- figures
 
@@ -141,6 +142,7 @@ const RATIOS: readonly { name: string; of: Path; to: Path }[] = [
   { name: 'ingest/insert', of: 'ingest', to: 'insert' },
   { name: 'ingest/kafka-engine', of: 'ingest', to: 'kafka-engine' },
   ...(present.includes('ingest-empty') ? [{ name: 'prefilled/empty', of: 'ingest' as Path, to: 'ingest-empty' as Path }] : []),
+  ...(present.includes('ingest-2p') ? [{ name: '2 processes/1', of: 'ingest-2p' as Path, to: 'ingest' as Path }] : []),
 ];
 const ratioSpreads = Object.fromEntries(RATIOS.map((r) => [r.name, spread(ratios(r.to, r.of))])) as Record<string, Spread | null>;
 const ingestRss = Math.max(...runs.filter((r) => r.path === 'ingest' || r.path === 'ingest-empty').map((r) => r.rssMb ?? 0));
@@ -197,6 +199,9 @@ out.push(
         `                into a database already holding ${int(meta.prefill)} synthetic envelopes (filled once, before the rounds, not timed);`,
         `                'empty' is the same run into a new empty database, in every round`,
       ]
+    : []),
+  ...(present.includes('ingest-2p')
+    ? [`  2 procs       two ingest processes in one new group and database (2 partitions each); CPU summed, RSS the larger process's`]
     : []),
   '  bare          kafkajs eachBatch that only counts (same fetch sizes), process start until the last message',
   `  insert        ClickHouse alone inserting ingest's own rows (exported once from round 1) into a freshly migrated database:`,

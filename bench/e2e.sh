@@ -6,7 +6,7 @@
 #   bench/e2e.sh [--loops 10000] [--envelopes 40] [--payload-bytes 1024] [--rounds 5]
 #                [--insert-format TabSeparated] [--insert-rows 5000] [--prefill N]
 #                [--batch-rows N] [--json FILE] [--no-gate] [--keep] [--no-build]
-#                [--profile DIR] [--dist DIR]
+#                [--profile DIR] [--dist DIR] [--two-processes]
 #
 # 1. produce-demo writes loops x envelopes-per-loop (~1 KB each; by default
 #    400,000 envelopes over 10,000 loops) to a fresh 4-partition topic
@@ -46,6 +46,11 @@
 #    dropped again after it, by partition), and each round also runs the
 #    path ingest-empty (the same into a new empty database), so the ratio
 #    prefilled/empty is printed too.
+#    --two-processes: each round also runs the path ingest-2p, two
+#    `agentledger ingest` processes in one new group and database (the 4
+#    partitions shared out by Kafka), timed and checked as ingest; its CPU
+#    is the sum of both processes, its RSS the larger of the two; the ratio
+#    ingest-2p/ingest is printed too.
 # 3. prints every round, per path min / median / max envelopes/s, the
 #    ratios ingest/bare, ingest/insert, ingest/kafka-engine (per round, then
 #    min / median / max), CPU µs per envelope (medians), ingest's peak RSS,
@@ -68,6 +73,7 @@ cd "$(dirname "$0")/.."
 LOOPS=10000
 PER_LOOP=40
 PAYLOAD_BYTES=1024
+TWO_PROCESSES=0
 ROUNDS=5
 INSERT_FORMAT=TabSeparated
 INSERT_ROWS=5000
@@ -100,6 +106,7 @@ while [ $# -gt 0 ]; do
     --keep) KEEP=1; shift ;;
     --profile) PROFILE_DIR=$(cd "$CALLER_DIR" && absolute "$2"); shift 2 ;;
     --dist) DIST=${2%/}; shift 2 ;;
+    --two-processes) TWO_PROCESSES=1; shift ;;
     -h|--help) usage; exit 0 ;;
     *) echo "e2e.sh: unknown option $1" >&2; usage >&2; exit 2 ;;
   esac
@@ -125,7 +132,7 @@ RUNS="$WORK/runs.jsonl"
 EXPORT="$WORK/envelopes.${INSERT_FORMAT}"
 DATABASES=()
 GROUPS_MADE=()
-CHILD_PID=""
+CHILD_PIDS=()
 KAFKA_LIVE_DB=""
 PREFILL_DB=""
 PREFILL_TOPIC=bench.prefill
@@ -164,7 +171,10 @@ drop_kafka_engine() { # drop_kafka_engine DB
 
 cleanup() {
   local rc=$?
-  if [ -n "$CHILD_PID" ] && kill -0 "$CHILD_PID" 2>/dev/null; then kill "$CHILD_PID" 2>/dev/null || true; wait "$CHILD_PID" 2>/dev/null || true; fi
+  local p
+  for p in "${CHILD_PIDS[@]}"; do
+    if kill -0 "$p" 2>/dev/null; then kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; fi
+  done
   # Even with --keep: a Kafka table left behind would consume for ever inside the server.
   [ -z "$KAFKA_LIVE_DB" ] || drop_kafka_engine "$KAFKA_LIVE_DB"
   rm -f "$EXPORT"
@@ -315,23 +325,32 @@ run_ingest() {
   [ -n "$PROFILE_DIR" ] && node_cmd=(node --cpu-prof --cpu-prof-dir="$PROFILE_DIR/${path}.r${round}")
   local batch_env=()
   [ -n "$BATCH_ROWS" ] && batch_env=(AGENTLEDGER_BATCH_MAX_ROWS="$BATCH_ROWS")
+  local processes=1 p
+  [ "$path" = ingest-2p ] && processes=2
   ch0=$(cpu_s "${CH_PID:-0}"); k0=$(cpu_s "${KAFKA_PID:-0}")
   start=$(now_ns)
-  env AGENTLEDGER_ENVELOPE_TOPIC="$TOPIC" AGENTLEDGER_DLQ_TOPIC="$DLQ" AGENTLEDGER_KAFKA_BROKERS="$BROKERS" \
-    AGENTLEDGER_KAFKA_GROUP_ID="$group" AGENTLEDGER_CLICKHOUSE_DATABASE="$db" AGENTLEDGER_METRICS_PORT=0 "${batch_env[@]}" \
-    "${node_cmd[@]}" "$CLI" ingest --idle-exit-ms 5000 2>"$logf" &
-  CHILD_PID=$!
-  sample_hwm() { kb=$(awk '/^VmHWM:/ {print $2}' "/proc/$CHILD_PID/status" 2>/dev/null || echo 0); [ "${kb:-0}" -gt "$hwm" ] && hwm=$kb; return 0; }
+  CHILD_PIDS=()
+  for ((p = 1; p <= processes; p++)); do
+    env AGENTLEDGER_ENVELOPE_TOPIC="$TOPIC" AGENTLEDGER_DLQ_TOPIC="$DLQ" AGENTLEDGER_KAFKA_BROKERS="$BROKERS" \
+      AGENTLEDGER_KAFKA_GROUP_ID="$group" AGENTLEDGER_CLICKHOUSE_DATABASE="$db" AGENTLEDGER_METRICS_PORT=0 "${batch_env[@]}" \
+      "${node_cmd[@]}" "$CLI" ingest --idle-exit-ms 5000 2>"${logf%.log}${p/#1/}.log" &
+    CHILD_PIDS+=($!)
+  done
+  # The high-water mark is the largest process's; the CPU is the sum of all.
+  sample_hwm() { local q; for q in "${CHILD_PIDS[@]}"; do kb=$(awk '/^VmHWM:/ {print $2}' "/proc/$q/status" 2>/dev/null || echo 0); [ "${kb:-0}" -gt "$hwm" ] && hwm=$kb; done; return 0; }
+  cpu_children() { local sum=0 c q; for q in "${CHILD_PIDS[@]}"; do c=$(cpu_s "$q"); sum=$(awk -v a="$sum" -v b="$c" 'BEGIN { printf "%.2f", a + b }'); done; echo "$sum"; }
+  any_dead() { local q; for q in "${CHILD_PIDS[@]}"; do alive "$q" || return 0; done; return 1; }
+  any_alive() { local q; for q in "${CHILD_PIDS[@]}"; do alive "$q" && return 0; done; return 1; }
   while :; do
     sleep 1
     sample_hwm
-    cpu=$(cpu_s "$CHILD_PID")
+    cpu=$(cpu_children)
     count=$(ch "SELECT count() FROM envelopes" "$db" 2>/dev/null) || count=0
     stored=$(( ${count:-0} - base ))
     if [ "$stored" -ge "$RECORDS" ]; then
-      end=$(now_ns); ch1=$(cpu_s "${CH_PID:-0}"); k1=$(cpu_s "${KAFKA_PID:-0}"); cpu=$(cpu_s "$CHILD_PID"); break
+      end=$(now_ns); ch1=$(cpu_s "${CH_PID:-0}"); k1=$(cpu_s "${KAFKA_PID:-0}"); cpu=$(cpu_children); break
     fi
-    if ! alive "$CHILD_PID"; then
+    if any_dead; then
       echo "e2e.sh: ${path} (round ${round}) exited with $stored of $RECORDS rows stored; log: $logf" >&2
       tail -20 "$logf" >&2; exit 1
     fi
@@ -340,11 +359,14 @@ run_ingest() {
     fi
   done
   # The idle exit follows 5 s later: keep sampling the high-water mark until then.
-  local waited=0 rc=0
-  while alive "$CHILD_PID" && [ $waited -lt 60 ]; do sample_hwm; sleep 0.5; waited=$((waited + 1)); done
-  if alive "$CHILD_PID"; then log "ingest did not exit after idling; stopping it"; kill "$CHILD_PID"; fi
-  wait "$CHILD_PID" || rc=$?
-  CHILD_PID=""
+  local waited=0 rc=0 prc
+  while any_alive && [ $waited -lt 60 ]; do sample_hwm; sleep 0.5; waited=$((waited + 1)); done
+  for p in "${CHILD_PIDS[@]}"; do
+    if alive "$p"; then log "ingest did not exit after idling; stopping it"; kill "$p"; fi
+    prc=0; wait "$p" || prc=$?
+    [ "$prc" = 0 ] || rc=$prc
+  done
+  CHILD_PIDS=()
   [ "$rc" = 0 ] || log "warning: ingest exited with $rc; log: $logf"
   if [ $(( $(ch "SELECT count() FROM envelopes" "$db") - base )) != "$RECORDS" ]; then echo "e2e.sh: row count is not $RECORDS after the ingest exited" >&2; exit 1; fi
   local bad; bad=$(ch "SELECT count() FROM envelopes WHERE kafka_topic = '${TOPIC}' AND verdict != 'ok'" "$db")
@@ -432,6 +454,7 @@ run_kafka_engine() { # run_kafka_engine ROUND SLOT
 
 PATHS=(ingest bare insert kafka-engine)
 [ "$PREFILL" -gt 0 ] && PATHS+=(ingest-empty)
+[ "$TWO_PROCESSES" = 1 ] && PATHS+=(ingest-2p)
 : >"$RUNS"
 settle_merges
 for ((round = 1; round <= ROUNDS; round++)); do
@@ -442,7 +465,7 @@ for ((round = 1; round <= ROUNDS; round++)); do
     CH_PID=$(service_pid clickhouse); KAFKA_PID=$(service_pid kafka)
     settle_merges
     case "$path" in
-      ingest|ingest-empty) run_ingest "$path" "$round" $((k + 1)) ;;
+      ingest|ingest-empty|ingest-2p) run_ingest "$path" "$round" $((k + 1)) ;;
       bare) run_bare "$round" $((k + 1)) ;;
       insert) run_insert "$round" $((k + 1)) ;;
       kafka-engine) run_kafka_engine "$round" $((k + 1)) ;;
