@@ -115,6 +115,11 @@ export class CrazeStream implements Stream<CrazeRow> {
     return Promise.resolve();
   }
 
+  /** craze_events has no derived table. */
+  rederive(): Promise<void> {
+    return Promise.resolve();
+  }
+
   seal(): number {
     const sealed = this.pendingSeen[this.pendingSeen.length - 1]!.generation;
     this.pendingSeen.push({ generation: sealed + 1, keys: new Set() });

@@ -431,6 +431,10 @@ export class EnvelopeStream implements Stream<EnvelopeRow> {
     return this.store.derive(rows);
   }
 
+  rederive(partition: number, from: bigint, since: number): Promise<void> {
+    return this.store.rederive(this.topic, partition, from, since);
+  }
+
   insert(rows: readonly EnvelopeRow[], queryId?: string): Promise<void> {
     return this.store.insert(rows, queryId);
   }

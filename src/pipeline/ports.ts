@@ -28,6 +28,12 @@ export interface InsertPort<Row> {
 /** Idempotent writes derived from rows already durable (a store's small side tables), repeated until they succeed. */
 export interface DerivePort<Row> {
   derive(rows: readonly Row[]): Promise<void>;
+  /**
+   * derive() again for the rows of a partition stored at or past offset
+   * `from` (inserted at or after `since`, Unix seconds): the rows a member
+   * that died between its insert and its derived writes left behind.
+   */
+  rederive(topic: string, partition: number, from: bigint, since: number): Promise<void>;
 }
 
 /** Stored chain state of loops. */

@@ -63,6 +63,12 @@ export interface Stream<Row extends KafkaColumns = KafkaColumns> {
   /** After `rows` are durable (inserted, or found landed): the store's idempotent derived writes, before the offset commit. */
   derive(rows: readonly Row[]): Promise<void>;
   /**
+   * At takeover, when a partition's stored rows reach past its last commit
+   * (offset `from`, dated `since`): the derived writes of those rows, which
+   * their writer may have died before making.
+   */
+  rederive(partition: number, from: bigint, since: number): Promise<void>;
+  /**
    * The rows process() returned so far form a buffer being flushed: returns
    * its number. What process() returns next belongs to the next buffer, which
    * may be judged while this one's insert is in flight.

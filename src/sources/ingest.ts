@@ -361,6 +361,11 @@ export class Ingestor {
       const since = sinceOf(commit?.metadata);
       const stored = await stream.progress(partition, since);
       const committed = commit && Number(commit.offset) >= 0 ? BigInt(commit.offset) : 0n;
+      // Rows past the commit: their writer may have died between its insert
+      // and its derived writes. Made again now, before any of them is read
+      // back through the derived tables once later commits have moved
+      // `since` past them.
+      if (stored > committed) await stream.rederive(partition, committed, since);
       next = stored > committed ? stored : committed;
       this.progress.set(tp, next);
       this.since.set(tp, since);

@@ -249,6 +249,42 @@ test('loop_heads losing its writes changes no verdict: heads are its union with 
   await assertAgreement(ctx, p.sent);
 });
 
+test('a member that died between its envelopes insert and its loop_heads insert: the next owner writes those heads again before reading any', { timeout: 180_000 }, async () => {
+  const ctx = await context('heads_rederive', { AGENTLEDGER_BATCH_MAX_ROWS: '500', AGENTLEDGER_BATCH_MAX_WAIT_MS: '200' });
+  const traffic = generateTraffic({ loops: 60, envelopesPerLoop: 30, seed: 806, payloadBytes: 200, violations: { fork: 2, gap: 2, mismatch: 2 } });
+  const records = [...traffic.records];
+  const p = producer(ctx);
+  await p.send(records.slice(0, Math.floor(records.length / 2)));
+  await idleExit(ctx, 2000);
+  // The state such a death leaves: rows stored past the last commit, their
+  // loop_heads rows missing. (Here every flush's; the commit back to offset 0,
+  // with no date: since = 0.)
+  await command(ctx, 'TRUNCATE TABLE loop_heads');
+  const admin = createKafka(ctx.config.kafka, log).admin();
+  await admin.connect();
+  try {
+    await admin.setOffsets({ groupId: ctx.config.kafka.groupId, topic: ctx.config.kafka.topics.envelopes, partitions: [0, 1, 2, 3].map((partition) => ({ partition, offset: '0' })) });
+  } finally {
+    await admin.disconnect();
+  }
+  // The next owner takes every partition over (new loops on each make it read them).
+  const others = [...generateTraffic({ loops: 40, envelopesPerLoop: 3, seed: 807, payloadBytes: 200 }).records];
+  await p.send(others);
+  await idleExit(ctx, 2000);
+  // Before any later commit could move `since` past those rows: every loop's
+  // head in loop_heads is its highest head-moving row in envelopes again.
+  const [heads] = await query<{ loops: string; wrong: string }>(
+    ctx,
+    `SELECT toString(count()) AS loops, toString(countIf(h != s)) AS wrong
+     FROM (SELECT loop_id, max(seq) AS s FROM envelopes WHERE verdict IN ('ok', 'mismatch', 'gap', 'time_regression') GROUP BY loop_id)
+     ANY LEFT JOIN (SELECT loop_id, max(seq) AS h FROM loop_heads GROUP BY loop_id) USING loop_id`,
+  );
+  assert.deepEqual(heads, { loops: '100', wrong: '0' }, 'loop_heads holds every loop at its stored head');
+  await p.send(records.slice(Math.floor(records.length / 2)));
+  await idleExit(ctx, 2000);
+  await assertAgreement(ctx, p.sent);
+});
+
 test('a time outside DateTime range is stored clamped, as written, on ClickHouse 18.16 too', { timeout: 60_000 }, async () => {
   const ctx = await context('clamp', {});
   const ch = createClickHouse(ctx.config.clickhouse);

@@ -55,6 +55,9 @@ class LostAnswerStream implements Stream<Row> {
   derive(): Promise<void> {
     return Promise.resolve();
   }
+  rederive(): Promise<void> {
+    return Promise.resolve();
+  }
   reset(): void {}
 }
 

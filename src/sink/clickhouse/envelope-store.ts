@@ -108,4 +108,15 @@ export class EnvelopeStore {
     }));
     await this.ch.insert({ table: 'loop_heads', values, format: 'JSONEachRow' });
   }
+
+  /**
+   * derive() for the rows of one partition stored at or past offset `from`,
+   * inside ClickHouse (INSERT … SELECT of their head-moving rows; the table
+   * keeps each loop's highest seq). Without it, a loop whose last flush lost
+   * its loop_heads write would read an old head once `since` moved past that
+   * flush (15 min after a later commit), and judge its next envelope by it.
+   */
+  async rederive(topic: string, partition: number, from: bigint, since: number): Promise<void> {
+    await this.ch.command({ query: renderSql(querySql('loop_heads_rederive'), { topic, partition, from, since }) });
+  }
 }
