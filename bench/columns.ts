@@ -42,6 +42,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { parseConfig } from '../src/config/index.js';
+import { wholeOption } from './args.js';
 import { DEFAULT_DECODE_OPTIONS } from '../src/decode/envelope.js';
 import { generateTraffic } from '../src/demo/traffic/index.js';
 import { createLogger } from '../src/observability/logger.js';
@@ -85,14 +86,7 @@ if (args.help === true) {
   process.exit(0);
 }
 
-function whole(name: string, text: string | undefined): number {
-  const n = Number(text);
-  if (!Number.isSafeInteger(n) || n < 1) {
-    process.stderr.write(`columns: --${name} takes a whole number >= 1, not ${String(text)}\n`);
-    process.exit(2);
-  }
-  return n;
-}
+const whole = (name: string, text: string | undefined): number => wholeOption('columns', name, text);
 const LOOPS = whole('loops', args.loops);
 const PER_LOOP = whole('envelopes', args.envelopes);
 const ROUNDS = whole('rounds', args.rounds);

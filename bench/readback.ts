@@ -28,6 +28,7 @@ import { parseArgs } from 'node:util';
 import { Kafka, logLevel } from 'kafkajs';
 import { MIGRATIONS_DIR } from '../src/cli/migrate.js';
 import { parseConfig } from '../src/config/index.js';
+import { wholeOption } from './args.js';
 import { createLogger } from '../src/observability/logger.js';
 import { createClickHouse } from '../src/sink/clickhouse/client.js';
 import { migrate } from '../src/sink/clickhouse/migrate.js';
@@ -43,14 +44,7 @@ const { values: args } = parseArgs({
     keep: { type: 'boolean', default: false },
   },
 });
-const num = (name: string, text: string | undefined): number => {
-  const n = Number(text);
-  if (!Number.isSafeInteger(n) || n < 1) {
-    process.stderr.write(`readback: --${name} takes a whole number >= 1\n`);
-    process.exit(2);
-  }
-  return n;
-};
+const num = (name: string, text: string | undefined): number => wholeOption('readback', name, text);
 const ROWS = num('rows', args.rows);
 const LOOPS = num('loops', args.loops);
 const SAMPLE = num('sample', args.sample);
