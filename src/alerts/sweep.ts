@@ -149,8 +149,8 @@ const RECORD_ROWS = 500;
  * Step 2 for all of a sweep's transitions: their rows in one insert per
  * RECORD_ROWS, then their delivery jobs in one addBulk, each keyed by its
  * transition (a repeat collapses in the table and is a no-op in the queue).
- * One insert per transition made a part each: a burst of alerts then cost
- * ingest a tenth of its throughput in merges (bench:alerts).
+ * One insert per transition made a part each: with a burst of alerts ingest
+ * ran at 0.85 of its speed without alerting, against 0.91 now (bench:alerts).
  */
 async function recordAndQueue(deps: AlertSweepDeps, transitions: readonly Transition[]): Promise<void> {
   if (transitions.length === 0) return;
