@@ -30,7 +30,8 @@ const INLINE_PAYLOAD = 64 * 1024;
 export function linkHash(prevHash: Buffer, link: Link, encoding: SeqEncoding): Buffer {
   // A large payload (up to the decoder's limit) is hashed from where it is, not copied.
   const inline = link.payload.length <= INLINE_PAYLOAD;
-  const bound = prevHash.length + (link.loopId.length + link.timeText.length + link.kind.length) * 3 + 8 + (inline ? link.payload.length : 0);
+  // UTF-8 takes at most 3 bytes per UTF-16 unit; Seq 8 bytes (binary) or up to 16 digits (decimal, below 2^53).
+  const bound = prevHash.length + (link.loopId.length + link.timeText.length + link.kind.length) * 3 + 16 + (inline ? link.payload.length : 0);
   if (bound > scratch.length) scratch = Buffer.alloc(bound * 2);
   let off = prevHash.copy(scratch, 0);
   off += scratch.write(link.loopId, off, 'utf8');
