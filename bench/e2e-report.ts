@@ -30,7 +30,7 @@ function fail(message: string): never {
 }
 
 /** The paths, in the order bench/e2e.sh rotates them. */
-const PATHS = ['ingest', 'bare', 'insert', 'kafka-engine', 'ingest-empty', 'ingest-2p'] as const;
+const PATHS = ['ingest', 'bare', 'insert', 'kafka-engine', 'ingest-empty', 'ingest-2p', 'ingest-against'] as const;
 type Path = (typeof PATHS)[number];
 
 interface Meta {
@@ -50,6 +50,8 @@ interface Meta {
   readonly profile: string;
   readonly clickhouseVersion: string;
   readonly kafkaEngineConsumers: number;
+  /** The build --against ran (its dist/ folder), '' when none. */
+  readonly against?: string;
 }
 
 /** One path in one round, as bench/e2e.sh measured it. */
@@ -108,8 +110,9 @@ const LABEL: Record<Path, string> = {
   'kafka-engine': 'ClickHouse Kafka engine',
   'ingest-empty': 'ingest (empty database)',
   'ingest-2p': 'ingest, 2 processes in one group',
+  'ingest-against': `ingest of ${meta.against || 'another build'}`,
 };
-const SHORT: Record<Path, string> = { ingest: 'ingest', bare: 'bare', insert: 'insert', 'kafka-engine': 'kafka', 'ingest-empty': 'empty', 'ingest-2p': '2 procs' };
+const SHORT: Record<Path, string> = { ingest: 'ingest', bare: 'bare', insert: 'insert', 'kafka-engine': 'kafka', 'ingest-empty': 'empty', 'ingest-2p': '2 procs', 'ingest-against': 'against' };
 
 // ---------------------------------------------------------------- figures
 
@@ -143,6 +146,7 @@ const RATIOS: readonly { name: string; of: Path; to: Path }[] = [
   { name: 'ingest/kafka-engine', of: 'ingest', to: 'kafka-engine' },
   ...(present.includes('ingest-empty') ? [{ name: 'prefilled/empty', of: 'ingest' as Path, to: 'ingest-empty' as Path }] : []),
   ...(present.includes('ingest-2p') ? [{ name: '2 processes/1', of: 'ingest-2p' as Path, to: 'ingest' as Path }] : []),
+  ...(present.includes('ingest-against') ? [{ name: 'ingest/against', of: 'ingest' as Path, to: 'ingest-against' as Path }] : []),
 ];
 const ratioSpreads = Object.fromEntries(RATIOS.map((r) => [r.name, spread(ratios(r.to, r.of))])) as Record<string, Spread | null>;
 const ingestRss = Math.max(...runs.filter((r) => r.path === 'ingest' || r.path === 'ingest-empty').map((r) => r.rssMb ?? 0));
@@ -203,6 +207,7 @@ out.push(
   ...(present.includes('ingest-2p')
     ? [`  2 procs       two ingest processes in one new group and database (2 partitions each); CPU summed, RSS the larger process's`]
     : []),
+  ...(present.includes('ingest-against') ? [`  against       the ingest of ${meta.against}, as ingest (its own group and database)`] : []),
   '  bare          kafkajs eachBatch that only counts (same fetch sizes), process start until the last message',
   `  insert        ClickHouse alone inserting ingest's own rows (exported once from round 1) into a freshly migrated database:`,
   `                INSERT INTO envelopes FORMAT ${meta.insertFormat}, ${int(meta.insertRows)} rows per request, one request at a time; first request to last answer`,

@@ -6,7 +6,7 @@
 #   bench/e2e.sh [--loops 10000] [--envelopes 40] [--payload-bytes 1024] [--rounds 5]
 #                [--insert-format TabSeparated] [--insert-rows 5000] [--prefill N]
 #                [--batch-rows N] [--json FILE] [--no-gate] [--keep] [--no-build]
-#                [--profile DIR] [--dist DIR] [--two-processes]
+#                [--profile DIR] [--dist DIR] [--two-processes] [--against DIR]
 #
 # 1. produce-demo writes loops x envelopes-per-loop (~1 KB each; by default
 #    400,000 envelopes over 10,000 loops) to a fresh 4-partition topic
@@ -51,6 +51,15 @@
 #    partitions shared out by Kafka), timed and checked as ingest; its CPU
 #    is the sum of both processes, its RSS the larger of the two; the ratio
 #    ingest-2p/ingest is printed too.
+#    --against DIR: each round also runs the path ingest-against, the
+#    `ingest` of another build (DIR: the dist/ of another checkout, built
+#    with `tsc --outDir`; it reads its SQL and migrations from that
+#    checkout), into its own group and database, timed and checked as
+#    ingest; the ratio ingest/against is printed too. An A/B of a change
+#    on one topic, in one run:
+#      git worktree add /tmp/base HEAD~1 && ln -s $PWD/node_modules /tmp/base/
+#      (cd /tmp/base && npx tsc -p tsconfig.json --outDir dist)
+#      bash bench/e2e.sh --no-gate --against /tmp/base/dist
 # 3. prints every round, per path min / median / max envelopes/s, the
 #    ratios ingest/bare, ingest/insert, ingest/kafka-engine (per round, then
 #    min / median / max), CPU µs per envelope (medians), ingest's peak RSS,
@@ -74,6 +83,7 @@ LOOPS=10000
 PER_LOOP=40
 PAYLOAD_BYTES=1024
 TWO_PROCESSES=0
+AGAINST=""
 ROUNDS=5
 INSERT_FORMAT=TabSeparated
 INSERT_ROWS=5000
@@ -107,6 +117,7 @@ while [ $# -gt 0 ]; do
     --profile) PROFILE_DIR=$(cd "$CALLER_DIR" && absolute "$2"); shift 2 ;;
     --dist) DIST=${2%/}; shift 2 ;;
     --two-processes) TWO_PROCESSES=1; shift ;;
+    --against) AGAINST=$(cd "$CALLER_DIR" && absolute "${2%/}"); shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) echo "e2e.sh: unknown option $1" >&2; usage >&2; exit 2 ;;
   esac
@@ -114,6 +125,9 @@ done
 case "$INSERT_FORMAT" in JSONEachRow|TabSeparated|TSV) ;; *) echo "e2e.sh: --insert-format is JSONEachRow, TabSeparated or TSV" >&2; exit 2 ;; esac
 # bin/agentledger.js loads dist/; a build elsewhere is run through its own launcher.
 if [ "$DIST" = dist ]; then CLI=bin/agentledger.js; else CLI="$DIST/bench/e2e-cli.js"; fi
+if [ -n "$AGAINST" ] && [ ! -f "$AGAINST/bench/e2e-cli.js" ]; then
+  echo "e2e.sh: --against $AGAINST holds no bench/e2e-cli.js: give the dist/ of a built checkout" >&2; exit 2
+fi
 
 BROKERS=${AGENTLEDGER_KAFKA_BROKERS:-127.0.0.1:9092}
 CH_URL=${AGENTLEDGER_CLICKHOUSE_URL:-http://127.0.0.1:8123}
@@ -313,7 +327,7 @@ unfill_round() {
 # ---------------------------------------------------------------- the paths
 
 # run_ingest PATH ROUND SLOT: PATH is ingest (into the prefilled database
-# when --prefill) or ingest-empty.
+# when --prefill), ingest-empty, ingest-2p or ingest-against.
 run_ingest() {
   local path=$1 round=$2 slot=$3 db group base=0
   group="bench.${TS}.${path}.r${round}"
@@ -325,15 +339,16 @@ run_ingest() {
   [ -n "$PROFILE_DIR" ] && node_cmd=(node --cpu-prof --cpu-prof-dir="$PROFILE_DIR/${path}.r${round}")
   local batch_env=()
   [ -n "$BATCH_ROWS" ] && batch_env=(AGENTLEDGER_BATCH_MAX_ROWS="$BATCH_ROWS")
-  local processes=1 p
+  local processes=1 p cli=$CLI
   [ "$path" = ingest-2p ] && processes=2
+  [ "$path" = ingest-against ] && cli="$AGAINST/bench/e2e-cli.js"
   ch0=$(cpu_s "${CH_PID:-0}"); k0=$(cpu_s "${KAFKA_PID:-0}")
   start=$(now_ns)
   CHILD_PIDS=()
   for ((p = 1; p <= processes; p++)); do
     env AGENTLEDGER_ENVELOPE_TOPIC="$TOPIC" AGENTLEDGER_DLQ_TOPIC="$DLQ" AGENTLEDGER_KAFKA_BROKERS="$BROKERS" \
       AGENTLEDGER_KAFKA_GROUP_ID="$group" AGENTLEDGER_CLICKHOUSE_DATABASE="$db" AGENTLEDGER_METRICS_PORT=0 "${batch_env[@]}" \
-      "${node_cmd[@]}" "$CLI" ingest --idle-exit-ms 5000 2>"${logf%.log}${p/#1/}.log" &
+      "${node_cmd[@]}" "$cli" ingest --idle-exit-ms 5000 2>"${logf%.log}${p/#1/}.log" &
     CHILD_PIDS+=($!)
   done
   # The high-water mark is the largest process's; the CPU is the sum of all.
@@ -455,6 +470,7 @@ run_kafka_engine() { # run_kafka_engine ROUND SLOT
 PATHS=(ingest bare insert kafka-engine)
 [ "$PREFILL" -gt 0 ] && PATHS+=(ingest-empty)
 [ "$TWO_PROCESSES" = 1 ] && PATHS+=(ingest-2p)
+[ -n "$AGAINST" ] && PATHS+=(ingest-against)
 : >"$RUNS"
 settle_merges
 for ((round = 1; round <= ROUNDS; round++)); do
@@ -465,7 +481,7 @@ for ((round = 1; round <= ROUNDS; round++)); do
     CH_PID=$(service_pid clickhouse); KAFKA_PID=$(service_pid kafka)
     settle_merges
     case "$path" in
-      ingest|ingest-empty|ingest-2p) run_ingest "$path" "$round" $((k + 1)) ;;
+      ingest|ingest-empty|ingest-2p|ingest-against) run_ingest "$path" "$round" $((k + 1)) ;;
       bare) run_bare "$round" $((k + 1)) ;;
       insert) run_insert "$round" $((k + 1)) ;;
       kafka-engine) run_kafka_engine "$round" $((k + 1)) ;;
@@ -478,7 +494,7 @@ done
 cat >"$WORK/meta.json" <<EOF
 {"date":"$(date -u +%Y-%m-%dT%H:%M:%SZ)","topic":"${TOPIC}","partitions":4,"envelopes":${RECORDS},"loops":${LOOPS},"perLoop":${PER_LOOP},
  "payloadBytes":${PAYLOAD_BYTES},"produceSeconds":${PRODUCE_S},"rounds":${ROUNDS},"prefill":${PREFILL},"insertFormat":"${INSERT_FORMAT}",
- "insertRows":${INSERT_ROWS},"batchRows":"${BATCH_ROWS}","profile":"${PROFILE_DIR}","clickhouseVersion":"${CH_VERSION}","kafkaEngineConsumers":1}
+ "insertRows":${INSERT_ROWS},"batchRows":"${BATCH_ROWS}","profile":"${PROFILE_DIR}","clickhouseVersion":"${CH_VERSION}","kafkaEngineConsumers":1,"against":"${AGAINST}"}
 EOF
 echo
 report_args=(--meta "$WORK/meta.json" --runs "$RUNS")
