@@ -11,9 +11,10 @@
  *    inserts dated over past months, as a long-running deployment leaves
  *    them), and their heads into loop_heads, as the consumer derives them.
  * 2. Read-back of a rebalance, with rows read from system.query_log: the
- *    progress of 4 partitions and the heads of --sample stored loops, the way
- *    the consumer reads them (since = the last commit's stamp − 15 min) and
- *    the way it read them before (every row: since = 0).
+ *    progress of 4 partitions (the way the consumer reads it: since = the
+ *    last commit's stamp − 15 min; and the way it read it before: every
+ *    row, since = 0) and the heads of --sample stored loops (from
+ *    loop_heads, and from envelopes alone as the first consumer did).
  * 3. Ingest throughput: `agentledger ingest` over the same fresh traffic
  *    (--ingest-loops × --ingest-envelopes, ~1 KB each) into an empty database
  *    and into the loaded one, in one run (order: empty, loaded, empty,
@@ -165,7 +166,7 @@ async function readback(ch: Ch): Promise<void> {
       ms += m.ms;
       read += m.rows;
     }
-    const heads = await measured(ch, renderSql(querySql('envelope_heads'), { loop_ids: ids, since: s }));
+    const heads = await measured(ch, renderSql(querySql('envelope_heads'), { loop_ids: ids }));
     // The heads the consumer used to read: envelopes only, every row.
     const old =
       s === 0

@@ -120,6 +120,11 @@ export class CrazeStream implements Stream<CrazeRow> {
     return Promise.resolve();
   }
 
+  /** craze_events has no derived table. */
+  derivedLost(): Promise<boolean> {
+    return Promise.resolve(false);
+  }
+
   seal(): number {
     const sealed = this.pendingSeen[this.pendingSeen.length - 1]!.generation;
     this.pendingSeen.push({ generation: sealed + 1, keys: new Set() });
@@ -153,8 +158,7 @@ export class CrazeStream implements Stream<CrazeRow> {
     return this.pendingSeen.some((layer) => layer.keys.has(seqKey));
   }
 
-  /** `since` is unused: craze heads are read from craze_events itself (see README, "Speed"). */
-  async process(records: readonly SourceRecord[], _since?: number, now: Date = new Date()): Promise<StreamBatch<CrazeRow>> {
+  async process(records: readonly SourceRecord[], now: Date = new Date()): Promise<StreamBatch<CrazeRow>> {
     const ingestedAt = toClickHouseDateTime({ seconds: Math.floor(now.getTime() / 1000), nanos: 0 });
     this.settle();
     const decoded = records.map((r) => decodeCrazeRecord(r.value));

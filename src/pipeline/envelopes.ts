@@ -90,11 +90,14 @@ export class ChainState {
 
   /**
    * The rows of buffer `upTo` and every one before it (all judged rows when
-   * omitted) are durable now: their heads join the cache, their versions are
-   * the store's. Called when an insert lands, which may be while a batch is
-   * being judged (its read-backs in flight): the layers are folded only when
-   * the next batch starts (settle), so no batch sees a buffer's versions
-   * leave the pending state after it read the store without them.
+   * omitted) are durable now, their derived writes (loop_heads) done: their
+   * heads join the cache, their versions are the store's. Not before the
+   * derived writes: the store reads heads from loop_heads alone, so a head
+   * let go of earlier (evicted from the cache) would be read back old.
+   * Called when a flush lands, which may be while a batch is being judged
+   * (its read-backs in flight): the layers are folded only when the next
+   * batch starts (settle), so no batch sees a buffer's versions leave the
+   * pending state after it read the store without them.
    */
   flushed(upTo = Infinity): void {
     const newest = this.layers[this.layers.length - 1]!.generation;
@@ -135,7 +138,7 @@ export class ChainState {
    * smaller than one batch cannot drop any): pending, else cached, else read
    * from the store in one query.
    */
-  async heads(loopIds: Iterable<string>, since = 0): Promise<Map<string, LoopHead | undefined>> {
+  async heads(loopIds: Iterable<string>): Promise<Map<string, LoopHead | undefined>> {
     const heads = new Map<string, LoopHead | undefined>();
     const unknown: string[] = [];
     for (const loopId of loopIds) {
@@ -146,7 +149,7 @@ export class ChainState {
       heads.set(loopId, cached ?? undefined);
     }
     if (unknown.length > 0) {
-      const loaded = await this.store.heads(unknown, since);
+      const loaded = await this.store.heads(unknown);
       for (const loopId of unknown) {
         const stored = loaded.get(loopId);
         const head = stored ? loopHead(stored) : null;
@@ -202,7 +205,6 @@ export async function processEnvelopeBatch(
   state: ChainState,
   options: EnvelopeBatchOptions,
   now: Date = new Date(),
-  since = 0,
 ): Promise<BatchOutcome> {
   const ingestedAt = toClickHouseDateTime({ seconds: Math.floor(now.getTime() / 1000), nanos: 0 });
   state.settle();
@@ -213,7 +215,7 @@ export async function processEnvelopeBatch(
 
   const loopIds: string[] = [];
   for (const d of decoded) if (typeof d !== 'string') loopIds.push(d.loopId);
-  const heads = await state.heads(loopIds, since);
+  const heads = await state.heads(loopIds);
 
   // Stored versions of seqs at or below their loop's head as the batch
   // starts (a redelivery, a fork or a late arrival), in one query. The store
@@ -411,20 +413,22 @@ export class EnvelopeStream implements Stream<EnvelopeRow> {
   readonly name = 'envelopes';
   private readonly state: ChainState;
 
+  /** `headCacheLoops`: how many durable heads the state keeps in memory (ChainState's default when omitted). */
   constructor(
     readonly topic: string,
     private readonly store: EnvelopeStorePort,
     private readonly options: EnvelopeBatchOptions,
+    headCacheLoops?: number,
   ) {
-    this.state = new ChainState(store);
+    this.state = new ChainState(store, headCacheLoops);
   }
 
   progress(partition: number, since?: number): Promise<bigint> {
     return this.store.progress(this.topic, partition, since);
   }
 
-  process(records: readonly SourceRecord[], since?: number): Promise<StreamBatch<EnvelopeRow>> {
-    return processEnvelopeBatch(records, this.state, this.options, new Date(), since);
+  process(records: readonly SourceRecord[]): Promise<StreamBatch<EnvelopeRow>> {
+    return processEnvelopeBatch(records, this.state, this.options);
   }
 
   derive(rows: readonly EnvelopeRow[]): Promise<void> {
@@ -433,6 +437,10 @@ export class EnvelopeStream implements Stream<EnvelopeRow> {
 
   rederive(partition: number, from: bigint, since: number): Promise<void> {
     return this.store.rederive(this.topic, partition, from, since);
+  }
+
+  derivedLost(partition: number): Promise<boolean> {
+    return this.store.derivedLost(this.topic, partition);
   }
 
   insert(rows: readonly EnvelopeRow[], queryId?: string): Promise<void> {

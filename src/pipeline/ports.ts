@@ -34,16 +34,19 @@ export interface DerivePort<Row> {
    * that died between its insert and its derived writes left behind.
    */
   rederive(topic: string, partition: number, from: bigint, since: number): Promise<void>;
+  /** Whether the derived rows of a partition's stored rows are gone, all of them (a table emptied, a restore without it). */
+  derivedLost(topic: string, partition: number): Promise<boolean>;
 }
 
 /** Stored chain state of loops. */
 export interface ChainPort {
   /**
    * Verified heads of the given loops; loops with no stored envelope are
-   * absent. `since` as for ProgressPort: envelopes inserted before it are
-   * reflected in the store's own heads table already.
+   * absent. The store's heads reflect every row whose derived writes are
+   * done: rows a caller has stored but not derived yet are its own to keep
+   * in mind (ChainState holds them pending until then).
    */
-  heads(loopIds: readonly string[], since?: number): Promise<Map<string, StoredHead>>;
+  heads(loopIds: readonly string[]): Promise<Map<string, StoredHead>>;
   /** Every stored version of the given (loop, seq) pairs but malformed rows, in the order stored (Kafka offset). */
   versions(keys: readonly (readonly [string, number])[]): Promise<StoredVersion[]>;
 }

@@ -45,8 +45,8 @@ export interface Stream<Row extends KafkaColumns = KafkaColumns> {
    * after it, which lets the store read only recent parts.
    */
   progress(partition: number, since?: number): Promise<bigint>;
-  /** Records of one partition (in order, already past `progress`) -> rows and dead letters; `since` as for progress(). */
-  process(records: readonly SourceRecord[], since?: number): Promise<StreamBatch<Row>>;
+  /** Records of one partition (in order, already past `progress`) -> rows and dead letters. */
+  process(records: readonly SourceRecord[]): Promise<StreamBatch<Row>>;
   /** Writes rows with ONE insert, named `queryId` on the server: all of them land, or none. */
   insert(rows: readonly Row[], queryId?: string): Promise<void>;
   /**
@@ -69,12 +69,22 @@ export interface Stream<Row extends KafkaColumns = KafkaColumns> {
    */
   rederive(partition: number, from: bigint, since: number): Promise<void>;
   /**
+   * At takeover: whether every derived row of this partition's stored rows
+   * is gone (its derived table emptied, or not restored with the rows). The
+   * caller then derives them again from offset 0.
+   */
+  derivedLost(partition: number): Promise<boolean>;
+  /**
    * The rows process() returned so far form a buffer being flushed: returns
    * its number. What process() returns next belongs to the next buffer, which
    * may be judged while this one's insert is in flight.
    */
   seal(): number;
-  /** Every row of buffer `upTo` and of those before it (every row process() returned, when omitted) is durable: inserted, or found landed. */
+  /**
+   * Every row of buffer `upTo` and of those before it (every row process()
+   * returned, when omitted) is durable: inserted (or found landed), and its
+   * derived writes done.
+   */
   durable(upTo?: number): void;
   /** Forgets every cache (after a rebalance). */
   reset(): void;

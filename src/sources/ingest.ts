@@ -203,8 +203,6 @@ export class Ingestor {
   private readonly progress = new Map<string, bigint>();
   /** Per "topic:partition", the offset after the last record known durable (read back, or flushed). */
   private readonly durable = new Map<string, Position>();
-  /** Per "topic:partition", the Unix seconds since which rows not covered by the last commit were inserted (0: unknown). */
-  private readonly since = new Map<string, number>();
   /** The group's committed offsets and their metadata per topic, read once per generation. */
   private readonly committed = new Map<string, Promise<Map<number, { offset: string; metadata: string | null }>>>();
   /** Set when this member failed to prove it owns its partitions: no timer flush until it joins again. */
@@ -310,7 +308,6 @@ export class Ingestor {
     this.inflight = undefined;
     this.progress.clear();
     this.durable.clear();
-    this.since.clear();
     this.committed.clear();
     for (const stream of this.streams) stream.reset();
   }
@@ -362,13 +359,15 @@ export class Ingestor {
       const stored = await stream.progress(partition, since);
       const committed = commit && Number(commit.offset) >= 0 ? BigInt(commit.offset) : 0n;
       // Rows past the commit: their writer may have died between its insert
-      // and its derived writes. Made again now, before any of them is read
-      // back through the derived tables once later commits have moved
-      // `since` past them.
-      if (stored > committed) await stream.rederive(partition, committed, since);
+      // and its derived writes. Made again now, before any head is read back
+      // (heads are read from the derived table alone); all of them when the
+      // derived table lost every row of the partition.
+      if (await stream.derivedLost(partition)) {
+        this.deps.log.warn('the derived rows of this partition are all gone; writing them again from its stored rows', { stream: stream.name, topic, partition });
+        await stream.rederive(partition, 0n, 0);
+      } else if (stored > committed) await stream.rederive(partition, committed, since);
       next = stored > committed ? stored : committed;
       this.progress.set(tp, next);
-      this.since.set(tp, since);
       this.durable.set(tp, { topic, partition, offset: next.toString(), ...(commit?.metadata ? { metadata: commit.metadata } : {}) });
     }
     const from = next;
@@ -377,7 +376,7 @@ export class Ingestor {
       .filter((m) => BigInt(m.offset) >= from)
       .map((m) => ({ topic, partition, offset: m.offset, timestamp: m.timestamp, key: m.key, value: m.value, headers: m.headers }));
     if (records.length > 0) {
-      const outcome = await this.processIsolating(stream, records, this.since.get(tp) ?? 0);
+      const outcome = await this.processIsolating(stream, records);
       const kept = this.pending.records.get(stream);
       if (kept) for (const r of records) kept.push(r);
       else this.pending.records.set(stream, [...records]);
@@ -408,9 +407,9 @@ export class Ingestor {
    * judged as usual and in order (a half that succeeds has moved the
    * stream's pending state exactly as one call would have).
    */
-  private async processIsolating(stream: Stream, records: readonly SourceRecord[], since: number): Promise<StreamBatch<KafkaColumns>> {
+  private async processIsolating(stream: Stream, records: readonly SourceRecord[]): Promise<StreamBatch<KafkaColumns>> {
     try {
-      return await stream.process(records, since);
+      return await stream.process(records);
     } catch (err) {
       if (failureKind(err) !== 'content') throw err;
       if (records.length === 1) {
@@ -421,8 +420,8 @@ export class Ingestor {
         return { rows: [row], deadLetters: [deadLetter], verdicts: new Map([['malformed', 1]]) };
       }
       const half = records.length >>> 1;
-      const first = await this.processIsolating(stream, records.slice(0, half), since);
-      return concatBatches(first, await this.processIsolating(stream, records.slice(half), since));
+      const first = await this.processIsolating(stream, records.slice(0, half));
+      return concatBatches(first, await this.processIsolating(stream, records.slice(half)));
     }
   }
 
@@ -675,11 +674,14 @@ export class Ingestor {
           metrics.batchRows.observe({ stream: stream.name }, rows.length);
         }
         p.landed.add(stream);
-        stream.durable(p.sealed.get(stream));
       }
       // The store's derived tables (loop_heads), idempotent, before the commit
       // that dates them: a failure here is retried with the flush.
       await stream.derive(rows);
+      // Only now may the stream's state let go of the rows' heads: the store
+      // answers heads from its derived tables alone, so a head it cached or
+      // held pending must stay until they have it.
+      stream.durable(p.sealed.get(stream));
       this.deps.onDurable?.(rows);
       p.rows.delete(stream);
     }
@@ -692,11 +694,7 @@ export class Ingestor {
       // The rows are durable: committing now only saves re-reading them, and
       // dates them for the next reader. A refusal means this member lost its
       // partitions: no timer flush until it joins again.
-      await within(this.consumer.commitOffsets(commits), this.deps.config.kafka.sessionTimeoutMs, 'offset commit')
-        .then(() => {
-          for (const c of commits) this.since.set(`${c.topic}:${c.partition}`, sinceOf(metadata));
-        })
-        .catch((err: unknown) => {
+      await within(this.consumer.commitOffsets(commits), this.deps.config.kafka.sessionTimeoutMs, 'offset commit').catch((err: unknown) => {
           this.fenced = true;
           this.deps.log.warn('offset commit failed (progress is kept in ClickHouse)', { error: err instanceof Error ? err.message : String(err) });
         });

@@ -319,7 +319,7 @@ async function fuzzStream<Row extends KafkaColumns & { verdict: string }>(
   const property = fc.asyncProperty(batchSpec, async (spec) => {
     const run = (async () => {
       const records = materialize(spec, sources, stream.topic, next, idFields);
-      const out = await stream.process(records, 0);
+      const out = await stream.process(records);
       assertAccounted(records, out);
       await stream.insert(out.rows);
       await stream.derive(out.rows);

@@ -58,6 +58,9 @@ class LostAnswerStream implements Stream<Row> {
   rederive(): Promise<void> {
     return Promise.resolve();
   }
+  derivedLost(): Promise<boolean> {
+    return Promise.resolve(false);
+  }
   reset(): void {}
 }
 

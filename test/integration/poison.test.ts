@@ -186,9 +186,9 @@ class HoledStream extends EnvelopeStream {
     super(topic, store, { seqEncoding: 'binary', maxPayloadBytes: 1024 * 1024 });
   }
 
-  override async process(records: readonly SourceRecord[], since?: number): Promise<StreamBatch<EnvelopeRow>> {
+  override async process(records: readonly SourceRecord[]): Promise<StreamBatch<EnvelopeRow>> {
     if (records.some((r) => r.value?.includes('"Kind":"QueryHole"'))) await this.ch.query({ query: 'SELECT (' });
-    const batch = await super.process(records, since);
+    const batch = await super.process(records);
     for (const row of batch.rows) if (row.kind === 'Hole') row.depth = '1 is not a number';
     return batch;
   }
@@ -292,9 +292,9 @@ class SlowHoledStream extends HoledStream {
   /** Whether process() judged records while the first insert was held. */
   judgedDuringHold = false;
 
-  override async process(records: readonly SourceRecord[], since?: number): Promise<StreamBatch<EnvelopeRow>> {
+  override async process(records: readonly SourceRecord[]): Promise<StreamBatch<EnvelopeRow>> {
     if (this.holding) this.judgedDuringHold = true;
-    return super.process(records, since);
+    return super.process(records);
   }
 
   override async insert(rows: readonly EnvelopeRow[], queryId?: string): Promise<void> {

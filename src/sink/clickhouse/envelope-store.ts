@@ -7,7 +7,7 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import { ENVELOPE_COLUMNS, type EnvelopeRow, type StoredHead, type StoredVersion } from './rows.js';
 import { tsvBody } from './tsv.js';
-import { inListChunks, partitionProgress, querySql, renderSql } from './sql.js';
+import { inListChunks, partitionProgress, queryRows, querySql, renderSql } from './sql.js';
 
 /** Verdicts of rows that move a loop's chain forward (as in envelope_heads.sql). */
 const HEAD_VERDICTS = new Set(['ok', 'mismatch', 'gap', 'time_regression']);
@@ -21,12 +21,12 @@ export class EnvelopeStore {
     return partitionProgress(this.ch, 'envelope_progress', topic, partition, since);
   }
 
-  /** Verified heads of the given loops; loops with no stored envelope are absent. */
-  async heads(loopIds: readonly string[], since = 0): Promise<Map<string, StoredHead>> {
+  /** Verified heads of the given loops, from loop_heads; loops with no stored envelope are absent. */
+  async heads(loopIds: readonly string[]): Promise<Map<string, StoredHead>> {
     const heads = new Map<string, StoredHead>();
     for (const chunk of inListChunks(loopIds)) {
       const rows = await this.ch
-        .query({ query: renderSql(querySql('envelope_heads'), { loop_ids: chunk, since }), format: 'JSONEachRow' })
+        .query({ query: renderSql(querySql('envelope_heads'), { loop_ids: chunk }), format: 'JSONEachRow' })
         .then((r) =>
           r.json<{ loop_id: string; seq: string | number; hash: string; computed_hash: string; time_text: string; verdict: string; kafka_partition: number }>(),
         );
@@ -112,11 +112,17 @@ export class EnvelopeStore {
   /**
    * derive() for the rows of one partition stored at or past offset `from`,
    * inside ClickHouse (INSERT … SELECT of their head-moving rows; the table
-   * keeps each loop's highest seq). Without it, a loop whose last flush lost
-   * its loop_heads write would read an old head once `since` moved past that
-   * flush (15 min after a later commit), and judge its next envelope by it.
+   * keeps each loop's highest seq). Heads are read from loop_heads alone:
+   * without it, a loop whose last flush lost its loop_heads write would read
+   * an old head and judge its next envelope by it.
    */
   async rederive(topic: string, partition: number, from: bigint, since: number): Promise<void> {
     await this.ch.command({ query: renderSql(querySql('loop_heads_rederive'), { topic, partition, from, since }) });
+  }
+
+  /** Whether loop_heads holds no head of a partition whose head-moving rows envelopes holds (the table was emptied or not restored). */
+  async derivedLost(topic: string, partition: number): Promise<boolean> {
+    const [found] = await queryRows<{ stored: string | number; heads: string | number }>(this.ch, 'loop_heads_lost', { topic, partition });
+    return Number(found?.stored) > 0 && Number(found?.heads) === 0;
   }
 }

@@ -47,7 +47,7 @@ async function run(values: readonly string[], batchSize: number, rebalanceEachBa
   const verdicts = new Map<string, number>();
   for (let i = 0; i < all.length; i += batchSize) {
     if (rebalanceEachBatch) stream = new CrazeStream(TOPIC, table);
-    const out = await stream.process(all.slice(i, i + batchSize), 0, NOW);
+    const out = await stream.process(all.slice(i, i + batchSize), NOW);
     await table.insert(out.rows);
     for (const [v, n] of out.verdicts) verdicts.set(v, (verdicts.get(v) ?? 0) + n);
   }
@@ -81,7 +81,7 @@ test('the sample journals give the hand-computed spend per session for every bat
 test('order verdicts: ok, gap, late; a redelivery is dropped whether it comes in the same batch or a later one', async () => {
   const table = new MemoryCrazeTable();
   const stream = new CrazeStream(TOPIC, table);
-  const first = await stream.process(asRecords([event('s', 'i', 1), event('s', 'i', 2), event('s', 'i', 2), event('s', 'i', 5)]), 0, NOW);
+  const first = await stream.process(asRecords([event('s', 'i', 1), event('s', 'i', 2), event('s', 'i', 2), event('s', 'i', 5)]), NOW);
   assert.deepEqual(
     first.rows.map((r) => [r.seq, r.verdict, r.detail]),
     [
@@ -93,7 +93,7 @@ test('order verdicts: ok, gap, late; a redelivery is dropped whether it comes in
   assert.equal(first.verdicts.get('duplicate'), 1);
   await table.insert(first.rows);
   // Later, in a new pipeline (after a restart): a late seq, and redeliveries of stored ones.
-  const later = await new CrazeStream(TOPIC, table).process(asRecords([event('s', 'i', 3), event('s', 'i', 1), event('s', 'i', 5), event('s', 'i', 6)]), 0, NOW);
+  const later = await new CrazeStream(TOPIC, table).process(asRecords([event('s', 'i', 3), event('s', 'i', 1), event('s', 'i', 5), event('s', 'i', 6)]), NOW);
   assert.deepEqual(
     later.rows.map((r) => [r.seq, r.verdict, r.detail]),
     [
@@ -103,14 +103,14 @@ test('order verdicts: ok, gap, late; a redelivery is dropped whether it comes in
   );
   assert.equal(later.verdicts.get('duplicate'), 2);
   // Another incarnation of the same session starts from 1 on its own.
-  const other = await stream.process(asRecords([event('s', 'j', 1)]), 0, NOW);
+  const other = await stream.process(asRecords([event('s', 'j', 1)]), NOW);
   assert.deepEqual(other.rows.map((r) => [r.incarnation, r.seq, r.verdict]), [['j', 1, 'ok']]);
 });
 
 test('a malformed craze record is a dead letter with its reason and a malformed row keeping its key and raw bytes', async () => {
   const raw = Buffer.from('{"sessionId":"s","incarnation":"i","seq":0,"event":{}}');
   const record: SourceRecord = { topic: TOPIC, partition: 2, offset: '9', timestamp: '1764504000000', key: Buffer.from('s'), value: raw };
-  const out = await new CrazeStream(TOPIC, new MemoryCrazeTable()).process([record], 0, NOW);
+  const out = await new CrazeStream(TOPIC, new MemoryCrazeTable()).process([record], NOW);
   assert.equal(out.deadLetters.length, 1);
   assert.equal(out.deadLetters[0]!.record, record);
   const row = out.rows[0]!;
@@ -125,15 +125,15 @@ test('a malformed craze record is a dead letter with its reason and a malformed 
 test('a redelivery that arrives in a later batch before the flush is a duplicate, not a late second copy', async () => {
   const table = new MemoryCrazeTable();
   const stream = new CrazeStream(TOPIC, table);
-  const first = await stream.process(asRecords([event('s', 'i', 1), event('s', 'i', 2), event('s', 'i', 3)]), 0, NOW);
+  const first = await stream.process(asRecords([event('s', 'i', 1), event('s', 'i', 2), event('s', 'i', 3)]), NOW);
   // Nothing flushed yet: seq 2 comes again in the next Kafka batch.
-  const again = await stream.process(asRecords([event('s', 'i', 2)]), 0, NOW);
+  const again = await stream.process(asRecords([event('s', 'i', 2)]), NOW);
   assert.deepEqual(first.rows.map((r) => r.verdict), ['ok', 'ok', 'ok']);
   assert.deepEqual(again.rows, []);
   assert.deepEqual([...again.verdicts], [['duplicate', 1]]);
   // A late seq judged before the flush is not stored twice either.
-  const late = await stream.process(asRecords([event('s', 'i', 5), event('s', 'i', 4)]), 0, NOW);
-  const lateAgain = await stream.process(asRecords([event('s', 'i', 4)]), 0, NOW);
+  const late = await stream.process(asRecords([event('s', 'i', 5), event('s', 'i', 4)]), NOW);
+  const lateAgain = await stream.process(asRecords([event('s', 'i', 4)]), NOW);
   assert.deepEqual(late.rows.map((r) => [r.seq, r.verdict]), [[5, 'gap'], [4, 'late']]);
   assert.deepEqual(lateAgain.rows, []);
 });
@@ -158,7 +158,7 @@ test('random batches, flushes, rebalances and redeliveries store exactly the row
     let next = 0;
     while (next < records.length) {
       const size = 1 + Math.floor(rnd() * 25);
-      buffer.push(...(await stream.process(records.slice(next, next + size), 0, NOW)).rows);
+      buffer.push(...(await stream.process(records.slice(next, next + size), NOW)).rows);
       next = Math.min(records.length, next + size);
       const dice = rnd();
       if (dice < 0.3 || next === records.length) {
@@ -183,7 +183,6 @@ test('a usage growth beyond Int64 is refused with its reason, never stored wrapp
   // Session cost -9e18, then +9e18: a growth of 1.8e19, beyond Int64's 9.22e18.
   const out = await new CrazeStream(TOPIC, new MemoryCrazeTable()).process(
     asRecords([usage(1, '-9000000000000000000'), usage(2, '9000000000000000000'), usage(3, '9000000000000000001')]),
-    0,
     NOW,
   );
   assert.deepEqual(
@@ -203,7 +202,7 @@ test('a usage growth beyond Int64 is refused with its reason, never stored wrapp
 
 test('incarnations whose ids hold the key separator do not collide: ("a\\0b", "c") and ("a", "b\\0c") are two', async () => {
   const table = new MemoryCrazeTable();
-  const out = await new CrazeStream(TOPIC, table).process(asRecords([event('a\u0000b', 'c', 1), event('a', 'b\u0000c', 1)]), 0, NOW);
+  const out = await new CrazeStream(TOPIC, table).process(asRecords([event('a\u0000b', 'c', 1), event('a', 'b\u0000c', 1)]), NOW);
   assert.deepEqual(
     out.rows.map((r) => [r.session_id, r.incarnation, r.verdict]),
     [
@@ -213,7 +212,7 @@ test('incarnations whose ids hold the key separator do not collide: ("a\\0b", "c
   );
   await table.insert(out.rows);
   // After a restart both are read back apart: a redelivery of each is a duplicate, the next seq of each is ok.
-  const again = await new CrazeStream(TOPIC, table).process(asRecords([event('a', 'b\u0000c', 1), event('a\u0000b', 'c', 2), event('a', 'b\u0000c', 2)]), 0, NOW);
+  const again = await new CrazeStream(TOPIC, table).process(asRecords([event('a', 'b\u0000c', 1), event('a\u0000b', 'c', 2), event('a', 'b\u0000c', 2)]), NOW);
   assert.deepEqual(again.rows.map((r) => [r.session_id, r.seq, r.verdict]), [['a\u0000b', 2, 'ok'], ['a', 2, 'ok']]);
   assert.equal(again.verdicts.get('duplicate'), 1);
 });
