@@ -9,16 +9,15 @@ import { after, test } from 'node:test';
 import { Partitioners } from 'kafkajs';
 import { MIGRATIONS_DIR } from '../../src/cli/migrate.js';
 import { createLogger } from '../../src/observability/logger.js';
-import { createMetrics } from '../../src/observability/metrics.js';
 import { EnvelopeStream } from '../../src/pipeline/envelopes.js';
 import type { SourceRecord, StreamBatch } from '../../src/pipeline/stream.js';
 import { createClickHouse } from '../../src/sink/clickhouse/client.js';
 import { EnvelopeStore } from '../../src/sink/clickhouse/envelope-store.js';
 import { migrate } from '../../src/sink/clickhouse/migrate.js';
 import type { EnvelopeRow } from '../../src/sink/clickhouse/rows.js';
-import { Ingestor } from '../../src/sources/ingest.js';
 import { createKafka, ensureTopics, TOPIC_CONFIG } from '../../src/sources/kafka.js';
 import { query } from '../support/clickhouse.js';
+import { ingestWhile } from '../support/in-process-ingest.js';
 import { testContext, type TestContext } from '../support/context.js';
 import { chain } from '../support/envelope-chain.js';
 import { sleep } from '../support/processes.js';
@@ -90,21 +89,11 @@ test('a batch judged while the previous flush is stored but its loop_heads write
 
   const clickhouse = createClickHouse(ctx.config.clickhouse);
   const stream = new LaggingDeriveStream(topic, new EnvelopeStore(clickhouse), { seqEncoding: 'binary', maxPayloadBytes: 1024 * 1024 }, 1);
-  const ingestor = new Ingestor({ kafka, clickhouse, config: ctx.config, log, metrics: createMetrics() }, [stream]);
-  let fatal: Error | undefined;
-  ingestor.onFatal = (err) => (fatal = err);
-  await ingestor.start();
-  try {
-    // The rest arrives while the first flush's loop_heads write is held.
-    for (let i = 0; i < 300 && ingestor.buffered === 0; i++) await sleep(50);
-    await sleep(400);
+  // The rest arrives while the first flush's loop_heads write is held.
+  const { fatal } = await ingestWhile({ kafka, clickhouse, config: ctx.config, log }, stream, async () => {
     await send([...a.slice(3), ...b.slice(3)]);
     await producer.disconnect();
-    for (let i = 0; i < 600 && !(await ingestor.caughtUp()); i++) await sleep(100);
-  } finally {
-    assert.equal(await ingestor.stop(), true);
-    await clickhouse.close();
-  }
+  }).finally(() => clickhouse.close());
   assert.equal(fatal, undefined, 'nothing fatal');
   assert.equal(stream.failedDerives, 1, 'the first loop_heads write failed');
   assert.ok(stream.judgedDuringHold, 'the next batch was judged while the first flush was stored without its heads');

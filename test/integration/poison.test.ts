@@ -31,6 +31,7 @@ import { Ingestor } from '../../src/sources/ingest.js';
 import { createKafka, ensureTopics, TOPIC_CONFIG } from '../../src/sources/kafka.js';
 import { testContext, type TestContext } from '../support/context.js';
 import { query } from '../support/clickhouse.js';
+import { ingestWhile } from '../support/in-process-ingest.js';
 import { BIN, runCli, sleep } from '../support/processes.js';
 
 const log = createLogger('error');
@@ -325,21 +326,11 @@ test('rows refused while the next batches were judged: those batches are judged 
 
   const clickhouse = createClickHouse(ctx.config.clickhouse);
   const stream = new SlowHoledStream(topic, new EnvelopeStore(clickhouse), clickhouse);
-  const ingestor = new Ingestor({ kafka, clickhouse, config: ctx.config, log, metrics: createMetrics() }, [stream]);
-  let fatal: Error | undefined;
-  ingestor.onFatal = (err) => (fatal = err);
-  await ingestor.start();
-  try {
-    // The rest arrives while the first flush (with the Hole) is held in flight.
-    for (let i = 0; i < 300 && ingestor.buffered === 0; i++) await sleep(50);
-    await sleep(400);
+  // The rest arrives while the first flush (with the Hole) is held in flight.
+  const { fatal } = await ingestWhile({ kafka, clickhouse, config: ctx.config, log }, stream, async () => {
     await send([...a.slice(3), ...c]);
     await producer.disconnect();
-    for (let i = 0; i < 600 && !(await ingestor.caughtUp()); i++) await sleep(100);
-  } finally {
-    assert.equal(await ingestor.stop(), true);
-    await clickhouse.close();
-  }
+  }).finally(() => clickhouse.close());
   assert.equal(fatal, undefined, 'nothing fatal');
   assert.ok(stream.judgedDuringHold, 'the next batch was judged while the first flush was in flight');
 
