@@ -11,6 +11,7 @@ import { parseRfc3339, toClickHouseDateTime } from '../decode/time.js';
 import { incarnationKey, type CrazeRow } from '../sink/clickhouse/rows.js';
 import { checkCrazeSeq } from '../verify/craze-seq.js';
 import { kafkaColumns, malformedColumns, recordTime } from './malformed.js';
+import { PendingLayers } from './pending-layers.js';
 import type { IncarnationPort, InsertPort, ProgressPort } from './ports.js';
 import type { DeadLetter, SourceRecord, Stream, StreamBatch } from './stream.js';
 
@@ -94,12 +95,9 @@ export class CrazeStream implements Stream<CrazeRow> {
   private readonly loadedSessions = new Set<string>();
   /**
    * (session, incarnation, seq) judged but not yet durable, one set per
-   * buffer (oldest first; the last takes what is judged now): stored as far
-   * as order is concerned.
+   * buffer: stored as far as order is concerned.
    */
-  private pendingSeen: { generation: number; keys: Set<string> }[] = [{ generation: 0, keys: new Set() }];
-  /** The newest buffer known durable, not yet folded (settle). */
-  private durableUpTo = -1;
+  private readonly pendingSeen = new PendingLayers<Set<string>>(() => new Set());
 
   constructor(
     readonly topic: string,
@@ -126,41 +124,27 @@ export class CrazeStream implements Stream<CrazeRow> {
   }
 
   seal(): number {
-    const sealed = this.pendingSeen[this.pendingSeen.length - 1]!.generation;
-    this.pendingSeen.push({ generation: sealed + 1, keys: new Set() });
-    return sealed;
+    return this.pendingSeen.seal();
   }
 
-  /**
-   * The rows of buffer `upTo` and before (all when omitted) are durable: what
-   * they left pending is the store's now. Folded when the next batch starts
-   * (an insert may land while a batch is judged, after it read the store).
-   */
+  /** The rows of buffer `upTo` and before (all when omitted) are durable: what they left pending is the store's now. */
   durable(upTo = Infinity): void {
-    const newest = this.pendingSeen[this.pendingSeen.length - 1]!.generation;
-    this.durableUpTo = Math.max(this.durableUpTo, Math.min(upTo, newest));
-  }
-
-  private settle(): void {
-    const next = this.pendingSeen[this.pendingSeen.length - 1]!.generation + 1;
-    this.pendingSeen = this.pendingSeen.filter((layer) => layer.generation > this.durableUpTo);
-    if (this.pendingSeen.length === 0) this.pendingSeen.push({ generation: next, keys: new Set() });
+    this.pendingSeen.durable(upTo);
   }
 
   reset(): void {
     this.accounts.clear();
     this.loadedSessions.clear();
-    // Buffer numbers go on: a flush of the old generation that ends later marks nothing of the new one durable.
-    this.pendingSeen = [{ generation: this.pendingSeen[this.pendingSeen.length - 1]!.generation + 1, keys: new Set() }];
+    this.pendingSeen.reset();
   }
 
   private isPending(seqKey: string): boolean {
-    return this.pendingSeen.some((layer) => layer.keys.has(seqKey));
+    return this.pendingSeen.all.some((keys) => keys.has(seqKey));
   }
 
   async process(records: readonly SourceRecord[], now: Date = new Date()): Promise<StreamBatch<CrazeRow>> {
     const ingestedAt = toClickHouseDateTime({ seconds: Math.floor(now.getTime() / 1000), nanos: 0 });
-    this.settle();
+    this.pendingSeen.settle();
     const decoded = records.map((r) => decodeCrazeRecord(r.value));
 
     // Load the heads of sessions this process has not seen since the last rebalance.
@@ -229,7 +213,7 @@ export class CrazeStream implements Stream<CrazeRow> {
         // detail), never stored wrapped; the method goes on from this report.
         if (report?.impossible) deadLetters.push({ record, reason: report.impossible });
       }
-      this.pendingSeen[this.pendingSeen.length - 1]!.keys.add(seqKey);
+      this.pendingSeen.current.add(seqKey);
       count(verdict);
       const e = r.event;
       const at = e.at ? parseRfc3339(e.at) : undefined;

@@ -12,6 +12,7 @@ import { isViolation, verifyLink, type ChainHead, type StoredVersion, type Verdi
 import type { SeqEncoding } from '../verify/hash.js';
 import type { EnvelopeRow, StoredHead } from '../sink/clickhouse/rows.js';
 import { malformedColumns } from './malformed.js';
+import { PendingLayers } from './pending-layers.js';
 import type { ChainPort, DerivePort, InsertPort, ProgressPort } from './ports.js';
 import type { DeadLetter, SourceRecord, Stream, StreamBatch } from './stream.js';
 
@@ -65,14 +66,8 @@ const versionKey = (loopId: string, seq: number): string => `${loopId}\u0000${se
  */
 export class ChainState {
   private readonly durable: HeadCache;
-  /**
-   * What rows not yet durable say, one layer per buffer, oldest first: the
-   * last takes what is judged now; sealed ones are being flushed (ingest
-   * judges the next batches while the previous buffer's insert is in flight).
-   */
-  private layers: PendingLayer[] = [newLayer(0)];
-  /** The newest buffer known durable (flushed), not yet folded (settle). */
-  private durableUpTo = -1;
+  /** What rows not yet durable say, one layer per buffer. */
+  private readonly layers = new PendingLayers<PendingLayer>(() => ({ heads: new Map(), versions: new Map() }));
 
   constructor(
     readonly store: ChainPort,
@@ -83,9 +78,7 @@ export class ChainState {
 
   /** The rows judged so far form a buffer of their own: returns its number, for flushed(). */
   seal(): number {
-    const sealed = this.layers[this.layers.length - 1]!.generation;
-    this.layers.push(newLayer(sealed + 1));
-    return sealed;
+    return this.layers.seal();
   }
 
   /**
@@ -100,34 +93,27 @@ export class ChainState {
    * pending state after it read the store without them.
    */
   flushed(upTo = Infinity): void {
-    const newest = this.layers[this.layers.length - 1]!.generation;
-    this.durableUpTo = Math.max(this.durableUpTo, Math.min(upTo, newest));
+    this.layers.durable(upTo);
   }
 
   /** Folds the layers flushed() marked durable into the cache; a batch starts with it. */
   settle(): void {
-    const next = this.layers[this.layers.length - 1]!.generation + 1;
-    while (this.layers.length > 0 && this.layers[0]!.generation <= this.durableUpTo) {
-      const layer = this.layers.shift()!;
+    this.layers.settle((layer) => {
       for (const [loopId, head] of layer.heads) this.durable.set(loopId, head);
-    }
-    if (this.layers.length === 0) this.layers.push(newLayer(next));
+    });
   }
 
-  /**
-   * A rebalance: what was pending was dropped with the buffer, and the store
-   * may have moved. Buffer numbers go on from where they were, so a flush of
-   * the old generation that ends later marks nothing of the new one durable.
-   */
+  /** A rebalance: what was pending was dropped with the buffer, and the store may have moved. */
   reset(): void {
     this.durable.clear();
-    this.layers = [newLayer(this.layers[this.layers.length - 1]!.generation + 1)];
+    this.layers.reset();
   }
 
   /** A loop's head as the rows not yet durable left it (the newest layer that moved it), if any did. */
   private pendingHead(loopId: string): LoopHead | undefined {
-    for (let i = this.layers.length - 1; i >= 0; i--) {
-      const head = this.layers[i]!.heads.get(loopId);
+    const layers = this.layers.all;
+    for (let i = layers.length - 1; i >= 0; i--) {
+      const head = layers[i]!.heads.get(loopId);
       if (head !== undefined) return head;
     }
     return undefined;
@@ -163,7 +149,7 @@ export class ChainState {
   /** Versions of (loop, seq) in rows not yet durable, in offset order. */
   pending(loopId: string, seq: number): readonly StoredVersion[] | undefined {
     let found: StoredVersion[] | undefined;
-    for (const layer of this.layers) {
+    for (const layer of this.layers.all) {
       const versions = layer.versions.get(loopId)?.get(seq);
       if (versions !== undefined) found = found === undefined ? versions : [...found, ...versions];
     }
@@ -172,7 +158,7 @@ export class ChainState {
 
   /** Records a judged envelope as pending: the loop's head after it, and (unless dropped as a redelivery) its version. */
   judged(env: Envelope, result: Verification, head: LoopHead | undefined): void {
-    const layer = this.layers[this.layers.length - 1]!;
+    const layer = this.layers.current;
     if (head && head !== this.pendingHead(env.loopId)) layer.heads.set(env.loopId, head);
     if (result.verdict === 'duplicate') return;
     let bySeq = layer.versions.get(env.loopId);
@@ -187,14 +173,11 @@ export class ChainState {
 
 /** What one buffer's rows say until they are durable. */
 interface PendingLayer {
-  readonly generation: number;
   /** Heads moved by the buffer's rows. */
   readonly heads: Map<string, LoopHead>;
   /** Per loop and seq, versions in the buffer's rows, in offset order. */
   readonly versions: Map<string, Map<number, StoredVersion[]>>;
 }
-
-const newLayer = (generation: number): PendingLayer => ({ generation, heads: new Map(), versions: new Map() });
 
 export interface EnvelopeBatchOptions extends DecodeOptions {
   readonly seqEncoding: SeqEncoding;
