@@ -695,9 +695,9 @@ export class Ingestor {
       // dates them for the next reader. A refusal means this member lost its
       // partitions: no timer flush until it joins again.
       await within(this.consumer.commitOffsets(commits), this.deps.config.kafka.sessionTimeoutMs, 'offset commit').catch((err: unknown) => {
-          this.fenced = true;
-          this.deps.log.warn('offset commit failed (progress is kept in ClickHouse)', { error: err instanceof Error ? err.message : String(err) });
-        });
+        this.fenced = true;
+        this.deps.log.warn('offset commit failed (progress is kept in ClickHouse)', { error: err instanceof Error ? err.message : String(err) });
+      });
       p.positions.clear();
     }
   }
