@@ -228,6 +228,22 @@ export const envSchema = z.object({
    */
   AGENTLEDGER_BATCH_MAX_BYTES: positiveInt(128 * 1024 * 1024).default(16 * 1024 * 1024),
   /**
+   * Loop heads `ingest` keeps in memory (least recently used evicted first;
+   * ~250 B each). Only heads whose rows and loop_heads row are durable are
+   * cached, so an evicted loop's head is read back from loop_heads when its
+   * next envelope comes; heads still pending in a buffer are never evicted
+   * (they are not in this budget). Default `100000`.
+   */
+  AGENTLEDGER_HEAD_CACHE_ENTRIES: positiveInt(10_000_000).default(100_000),
+  /**
+   * craze sessions `ingest` keeps the accounting state of in memory (every
+   * incarnation of a session together; least recently used evicted first).
+   * Only a session whose rows are all durable is evicted, and read back from
+   * craze_events (its incarnations' head rows) when its next event comes; a
+   * session with rows still in a buffer is kept beyond the budget. Default `10000`.
+   */
+  AGENTLEDGER_CRAZE_CACHE_ENTRIES: positiveInt(10_000_000).default(10_000),
+  /**
    * Whether `ingest` decodes and verifies the next batches while the previous
    * flush's insert is in flight (at most one flush in flight; offsets are
    * still committed only after their rows are durable). Default `true`.
@@ -333,6 +349,8 @@ export interface Config {
   readonly alerts: AlertsConfig;
   readonly batch: { readonly maxRows: number; readonly maxWaitMs: number; readonly maxBytes: number; readonly overlap: boolean };
   readonly envelopes: { readonly seqEncoding: 'binary' | 'decimal'; readonly maxPayloadBytes: number };
+  /** In-memory caches of durable per-loop and per-session state (entries). */
+  readonly caches: { readonly headEntries: number; readonly crazeSessions: number };
   readonly metricsPort: number;
   /** The worker's metrics port (0: off). */
   readonly workerMetricsPort: number;
@@ -427,6 +445,7 @@ export function parseConfig(env: NodeJS.ProcessEnv): Config {
     },
     batch: { maxRows: e.AGENTLEDGER_BATCH_MAX_ROWS, maxWaitMs: e.AGENTLEDGER_BATCH_MAX_WAIT_MS, maxBytes: e.AGENTLEDGER_BATCH_MAX_BYTES, overlap: e.AGENTLEDGER_BATCH_OVERLAP },
     envelopes: { seqEncoding: e.AGENTLEDGER_SEQ_ENCODING, maxPayloadBytes: e.AGENTLEDGER_MAX_PAYLOAD_BYTES },
+    caches: { headEntries: e.AGENTLEDGER_HEAD_CACHE_ENTRIES, crazeSessions: e.AGENTLEDGER_CRAZE_CACHE_ENTRIES },
     metricsPort: e.AGENTLEDGER_METRICS_PORT,
     workerMetricsPort: e.AGENTLEDGER_WORKER_METRICS_PORT,
     metricsHost: e.AGENTLEDGER_METRICS_HOST,

@@ -69,6 +69,30 @@ export function createMetrics() {
       labelNames: ['result'] as const,
       registers: [registry],
     }),
+    cacheHits: new Counter({
+      name: 'agentledger_cache_hits_total',
+      help: 'Lookups of durable per-key state served from memory, by cache (loop_heads: loop heads; craze_sessions: craze sessions\' accounting)',
+      labelNames: ['cache'] as const,
+      registers: [registry],
+    }),
+    cacheMisses: new Counter({
+      name: 'agentledger_cache_misses_total',
+      help: 'Lookups of durable per-key state read back from ClickHouse (a key not seen since start or the last rebalance, or evicted), by cache',
+      labelNames: ['cache'] as const,
+      registers: [registry],
+    }),
+    cacheEvictions: new Counter({
+      name: 'agentledger_cache_evictions_total',
+      help: 'Entries evicted to stay within the cache budget (AGENTLEDGER_HEAD_CACHE_ENTRIES, AGENTLEDGER_CRAZE_CACHE_ENTRIES), by cache; only durable state is evicted',
+      labelNames: ['cache'] as const,
+      registers: [registry],
+    }),
+    cacheEntries: new Gauge({
+      name: 'agentledger_cache_entries',
+      help: 'Entries held by each cache now (a rebalance empties them)',
+      labelNames: ['cache'] as const,
+      registers: [registry],
+    }),
     lag: new Gauge({
       name: 'agentledger_consumer_lag',
       help: 'Records between the last processed offset and the high watermark, per partition',

@@ -12,6 +12,7 @@ import { isViolation, verifyLink, type ChainHead, type StoredVersion, type Verdi
 import type { SeqEncoding } from '../verify/hash.js';
 import type { EnvelopeRow, StoredHead } from '../sink/clickhouse/rows.js';
 import { malformedColumns } from './malformed.js';
+import { NO_CACHE_OBSERVER, type CacheObserver } from './cache-observer.js';
 import { PendingLayers } from './pending-layers.js';
 import type { ChainPort, DerivePort, InsertPort, ProgressPort } from './ports.js';
 import type { DeadLetter, SourceRecord, Stream, StreamBatch } from './stream.js';
@@ -30,27 +31,89 @@ function loopHead(stored: StoredHead): LoopHead | null {
   return time ? { ...stored, time } : null;
 }
 
+/** ChainState's head cache budget when none is given (AGENTLEDGER_HEAD_CACHE_ENTRIES' default). */
+export const DEFAULT_HEAD_CACHE_ENTRIES = 100_000;
+
 /**
- * Heads of loops whose rows are durable, bounded. `null` caches "no envelope
- * stored yet". Cleared on every rebalance: another consumer may have moved a
- * loop's chain while this one did not own its partition.
+ * A cached head, compact: its hashes as 32-character latin1 strings. A head's
+ * Buffers come from decoding (or from a read-back) and are slices of Node's
+ * shared 8 KiB allocation pool: one kept alive keeps its whole slab (the
+ * payloads decoded around it) alive. Cached as Buffers, 200,000 heads held
+ * 234 MB of slabs (about 1.2 KB a loop, for good); as strings, 16 MB.
+ */
+interface CachedHead {
+  readonly seq: number;
+  readonly hash: string;
+  readonly computedHash: string | undefined;
+  readonly timeText: string;
+  readonly time: ChainHead['time'];
+  readonly mismatched: boolean;
+  readonly partition: number | undefined;
+}
+
+const compact = (h: LoopHead): CachedHead => ({
+  seq: h.seq,
+  hash: h.hash.toString('latin1'),
+  computedHash: h.computedHash?.toString('latin1'),
+  timeText: h.timeText,
+  time: h.time,
+  mismatched: h.mismatched,
+  partition: h.partition,
+});
+
+const expand = (c: CachedHead): LoopHead => ({
+  seq: c.seq,
+  hash: Buffer.from(c.hash, 'latin1'),
+  computedHash: c.computedHash === undefined ? undefined : Buffer.from(c.computedHash, 'latin1'),
+  timeText: c.timeText,
+  time: c.time,
+  mismatched: c.mismatched,
+  ...(c.partition === undefined ? {} : { partition: c.partition }),
+});
+
+/**
+ * Heads of loops whose rows are durable (their envelopes rows and their
+ * loop_heads row written), at most `limit`, least recently used evicted
+ * first. `null` caches "no envelope stored yet". Only durable heads are ever
+ * put here (ChainState keeps the pending ones apart, never evicted), so an
+ * evicted head is exactly what loop_heads gives back on the next miss.
+ * Cleared on every rebalance: another consumer may have moved a loop's chain
+ * while this one did not own its partition.
  */
 export class HeadCache {
-  private readonly heads = new Map<string, LoopHead | null>();
-  constructor(private readonly limit = 200_000) {}
-  get(loopId: string): LoopHead | null | undefined {
-    return this.heads.get(loopId);
+  private readonly heads = new Map<string, CachedHead | null>();
+  constructor(
+    readonly limit = DEFAULT_HEAD_CACHE_ENTRIES,
+    private readonly observer: CacheObserver = NO_CACHE_OBSERVER,
+  ) {
+    if (!Number.isSafeInteger(limit) || limit < 1) throw new RangeError(`a head cache holds at least 1 entry, got ${limit}`);
   }
+  get size(): number {
+    return this.heads.size;
+  }
+  /** A fresh copy of the cached head (the caller may keep it), marked most recently used. */
+  get(loopId: string): LoopHead | null | undefined {
+    const cached = this.heads.get(loopId);
+    if (cached === undefined) return undefined;
+    this.heads.delete(loopId);
+    this.heads.set(loopId, cached);
+    return cached && expand(cached);
+  }
+  /** A durable head (or null: none stored) of a loop; evicts the least recently used beyond the limit. */
   set(loopId: string, head: LoopHead | null): void {
     this.heads.delete(loopId);
-    this.heads.set(loopId, head);
-    if (this.heads.size > this.limit) {
-      const oldest = this.heads.keys().next().value;
-      if (oldest !== undefined) this.heads.delete(oldest);
+    this.heads.set(loopId, head && compact(head));
+    let evicted = 0;
+    for (const oldest of this.heads.keys()) {
+      if (this.heads.size <= this.limit) break;
+      this.heads.delete(oldest);
+      evicted++;
     }
+    if (evicted > 0) this.observer.evicted(evicted);
   }
   clear(): void {
     this.heads.clear();
+    this.observer.size(0);
   }
 }
 
@@ -69,11 +132,13 @@ export class ChainState {
   /** What rows not yet durable say, one layer per buffer. */
   private readonly layers = new PendingLayers<PendingLayer>(() => ({ heads: new Map(), versions: new Map() }));
 
+  /** `cacheLimit`: durable heads kept in memory (HeadCache); `observer` hears its hits, misses and evictions. */
   constructor(
     readonly store: ChainPort,
     cacheLimit?: number,
+    private readonly observer: CacheObserver = NO_CACHE_OBSERVER,
   ) {
-    this.durable = new HeadCache(cacheLimit);
+    this.durable = new HeadCache(cacheLimit, observer);
   }
 
   /** The rows judged so far form a buffer of their own: returns its number, for flushed(). */
@@ -101,6 +166,7 @@ export class ChainState {
     this.layers.settle((layer) => {
       for (const [loopId, head] of layer.heads) this.durable.set(loopId, head);
     });
+    this.observer.size(this.durable.size);
   }
 
   /** A rebalance: what was pending was dropped with the buffer, and the store may have moved. */
@@ -127,14 +193,22 @@ export class ChainState {
   async heads(loopIds: Iterable<string>): Promise<Map<string, LoopHead | undefined>> {
     const heads = new Map<string, LoopHead | undefined>();
     const unknown: string[] = [];
+    let hits = 0;
     for (const loopId of loopIds) {
       if (heads.has(loopId)) continue;
       const pending = this.pendingHead(loopId);
-      const cached = pending ?? this.durable.get(loopId);
+      if (pending !== undefined) {
+        heads.set(loopId, pending);
+        continue;
+      }
+      const cached = this.durable.get(loopId);
       if (cached === undefined) unknown.push(loopId);
+      else hits++;
       heads.set(loopId, cached ?? undefined);
     }
+    if (hits > 0) this.observer.hit(hits);
     if (unknown.length > 0) {
+      this.observer.miss(unknown.length);
       const loaded = await this.store.heads(unknown);
       for (const loopId of unknown) {
         const stored = loaded.get(loopId);
@@ -142,6 +216,7 @@ export class ChainState {
         this.durable.set(loopId, head);
         heads.set(loopId, head ?? undefined);
       }
+      this.observer.size(this.durable.size);
     }
     return heads;
   }
@@ -396,14 +471,19 @@ export class EnvelopeStream implements Stream<EnvelopeRow> {
   readonly name = 'envelopes';
   private readonly state: ChainState;
 
-  /** `headCacheLoops`: how many durable heads the state keeps in memory (ChainState's default when omitted). */
+  /**
+   * `headCacheLoops`: how many durable heads the state keeps in memory
+   * (DEFAULT_HEAD_CACHE_ENTRIES when omitted); `observer` hears the cache's
+   * hits, misses and evictions.
+   */
   constructor(
     readonly topic: string,
     private readonly store: EnvelopeStorePort,
     private readonly options: EnvelopeBatchOptions,
     headCacheLoops?: number,
+    observer?: CacheObserver,
   ) {
-    this.state = new ChainState(store, headCacheLoops);
+    this.state = new ChainState(store, headCacheLoops, observer);
   }
 
   progress(partition: number, since?: number): Promise<bigint> {
