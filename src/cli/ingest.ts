@@ -1,5 +1,6 @@
 import type { Server } from 'node:http';
-import { createMetrics, serveMetrics } from '../observability/metrics.js';
+import { createMetrics, serveMetrics, type Metrics } from '../observability/metrics.js';
+import type { CacheObserver } from '../pipeline/cache-observer.js';
 import { createClickHouse } from '../sink/clickhouse/client.js';
 import { migrate } from '../sink/clickhouse/migrate.js';
 import { EnvelopeStore } from '../sink/clickhouse/envelope-store.js';
@@ -61,11 +62,14 @@ Options:
     if (config.metricsPort > 0) server = await serveMetrics(metrics, config.metricsPort, config.metricsHost);
     const clickhouse = createClickHouse(config.clickhouse);
     const streams = [
-      new EnvelopeStream(config.kafka.topics.envelopes, new EnvelopeStore(clickhouse), {
-        seqEncoding: config.envelopes.seqEncoding,
-        maxPayloadBytes: config.envelopes.maxPayloadBytes,
-      }),
-      new CrazeStream(config.kafka.topics.craze, new CrazeStore(clickhouse)),
+      new EnvelopeStream(
+        config.kafka.topics.envelopes,
+        new EnvelopeStore(clickhouse),
+        { seqEncoding: config.envelopes.seqEncoding, maxPayloadBytes: config.envelopes.maxPayloadBytes },
+        config.caches.headEntries,
+        cacheMetrics(metrics, 'loop_heads'),
+      ),
+      new CrazeStream(config.kafka.topics.craze, new CrazeStore(clickhouse), config.caches.crazeSessions, cacheMetrics(metrics, 'craze_sessions')),
     ];
     // Alert evaluations per flush (README "Alerts"): added to Redis, run by
     // any worker; ingest goes on the same without Redis or without workers.
@@ -165,3 +169,13 @@ Options:
     return exitCode;
   },
 };
+
+/** A stream cache's hits, misses, evictions and size as the `agentledger_cache_*` metrics of `cache`. */
+function cacheMetrics(metrics: Metrics, cache: string): CacheObserver {
+  return {
+    hit: (n) => metrics.cacheHits.inc({ cache }, n),
+    miss: (n) => metrics.cacheMisses.inc({ cache }, n),
+    evicted: (n) => metrics.cacheEvictions.inc({ cache }, n),
+    size: (n) => metrics.cacheEntries.set({ cache }, n),
+  };
+}

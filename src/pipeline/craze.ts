@@ -11,6 +11,7 @@ import { parseRfc3339, toClickHouseDateTime } from '../decode/time.js';
 import { incarnationKey, type CrazeRow } from '../sink/clickhouse/rows.js';
 import { checkCrazeSeq } from '../verify/craze-seq.js';
 import { kafkaColumns, malformedColumns, recordTime } from './malformed.js';
+import { NO_CACHE_OBSERVER, type CacheObserver } from './cache-observer.js';
 import { PendingLayers } from './pending-layers.js';
 import type { IncarnationPort, InsertPort, ProgressPort } from './ports.js';
 import type { DeadLetter, SourceRecord, Stream, StreamBatch } from './stream.js';
@@ -88,21 +89,44 @@ function outcomeColumns(o: CrazeEventOutcome): Partial<CrazeRow> {
   };
 }
 
+/** CrazeStream's session cache budget when none is given (AGENTLEDGER_CRAZE_CACHE_ENTRIES' default). */
+export const DEFAULT_CRAZE_CACHE_SESSIONS = 10_000;
+
+/** The accounting of one session's incarnations, as loaded from the store and moved since. */
+interface CachedSession {
+  /** Per incarnation id, where its spend method stands. */
+  readonly incarnations: Map<string, IncarnationSpend>;
+  /** The number of the last buffer (PendingLayers) that took a row of this session; -1: none since it was loaded. */
+  touched: number;
+}
+
 export class CrazeStream implements Stream<CrazeRow> {
   readonly name = 'craze';
-  /** Accounting per (session, incarnation) of sessions whose heads are loaded. */
-  private readonly accounts = new Map<string, IncarnationSpend>();
-  private readonly loadedSessions = new Set<string>();
+  /**
+   * Accounting per session whose incarnation heads are loaded, in least
+   * recently used order, at most `cacheSessions` of those whose rows are all
+   * durable. A session is loaded whole (craze_heads.sql reads every
+   * incarnation of it), so it is evicted whole; and only once no buffer
+   * still holds a row of it: each row stores the state it leaves
+   * (account_state), so a durable session's head rows give back exactly what
+   * memory held, while a pending one's would give an older state.
+   */
+  private readonly sessions = new Map<string, CachedSession>();
   /**
    * (session, incarnation, seq) judged but not yet durable, one set per
    * buffer: stored as far as order is concerned.
    */
   private readonly pendingSeen = new PendingLayers<Set<string>>(() => new Set());
 
+  /** `cacheSessions`: the session cache's budget; `observer` hears its hits, misses and evictions. */
   constructor(
     readonly topic: string,
     private readonly store: CrazeStorePort,
-  ) {}
+    private readonly cacheSessions = DEFAULT_CRAZE_CACHE_SESSIONS,
+    private readonly observer: CacheObserver = NO_CACHE_OBSERVER,
+  ) {
+    if (!Number.isSafeInteger(cacheSessions) || cacheSessions < 1) throw new RangeError(`a session cache holds at least 1 session, got ${cacheSessions}`);
+  }
 
   progress(partition: number, since?: number): Promise<bigint> {
     return this.store.progress(this.topic, partition, since);
@@ -133,9 +157,38 @@ export class CrazeStream implements Stream<CrazeRow> {
   }
 
   reset(): void {
-    this.accounts.clear();
-    this.loadedSessions.clear();
+    this.sessions.clear();
     this.pendingSeen.reset();
+    this.observer.size(0);
+  }
+
+  /** Sessions in the cache now (pending ones included). */
+  get cachedSessions(): number {
+    return this.sessions.size;
+  }
+
+  /**
+   * Marks the batch's sessions most recently used, then makes room for the
+   * `incoming` ones it will load: evicts the least recently used sessions
+   * beyond the budget among those no buffer holds a row of, and that this
+   * batch does not need. Runs at a batch's start, after settle(): a buffer
+   * that became durable since lets its sessions go.
+   */
+  private evict(wanted: ReadonlySet<string>, incoming: number): void {
+    for (const id of wanted) {
+      const entry = this.sessions.get(id);
+      if (entry === undefined) continue;
+      this.sessions.delete(id);
+      this.sessions.set(id, entry);
+    }
+    let evicted = 0;
+    for (const [id, entry] of this.sessions) {
+      if (this.sessions.size + incoming <= this.cacheSessions) break;
+      if (wanted.has(id) || this.pendingSeen.holds(entry.touched)) continue;
+      this.sessions.delete(id);
+      evicted++;
+    }
+    if (evicted > 0) this.observer.evicted(evicted);
   }
 
   private isPending(seqKey: string): boolean {
@@ -147,11 +200,17 @@ export class CrazeStream implements Stream<CrazeRow> {
     this.pendingSeen.settle();
     const decoded = records.map((r) => decodeCrazeRecord(r.value));
 
-    // Load the heads of sessions this process has not seen since the last rebalance.
-    const missing = new Set<string>();
-    for (const d of decoded) if (d.ok && !this.loadedSessions.has(d.value.sessionId)) missing.add(d.value.sessionId);
-    if (missing.size > 0) {
-      const heads = await this.store.heads([...missing]);
+    // Load the heads of sessions not in the cache (not seen since the last rebalance, or evicted), room made first.
+    const wanted = new Set<string>();
+    for (const d of decoded) if (d.ok) wanted.add(d.value.sessionId);
+    const missing: string[] = [];
+    for (const s of wanted) if (!this.sessions.has(s)) missing.push(s);
+    this.evict(wanted, missing.length);
+    if (wanted.size > missing.length) this.observer.hit(wanted.size - missing.length);
+    if (missing.length > 0) {
+      this.observer.miss(missing.length);
+      const heads = await this.store.heads(missing);
+      for (const s of missing) this.sessions.set(s, { incarnations: new Map(), touched: -1 });
       for (const [key, head] of heads) {
         let account: IncarnationSpend | undefined;
         try {
@@ -160,10 +219,10 @@ export class CrazeStream implements Stream<CrazeRow> {
           account = undefined;
         }
         const [sessionId = '', incarnation = ''] = JSON.parse(key) as [string, string];
-        this.accounts.set(key, account ?? restoreAt(sessionId, incarnation, head.seq));
+        this.sessions.get(sessionId)?.incarnations.set(incarnation, account ?? restoreAt(sessionId, incarnation, head.seq));
       }
-      for (const s of missing) this.loadedSessions.add(s);
     }
+    this.observer.size(this.sessions.size);
 
     // Seqs at or below their incarnation's head as the batch starts: stored
     // already (a redelivery) or late. What this process judged since its last
@@ -175,7 +234,7 @@ export class CrazeStream implements Stream<CrazeRow> {
       const { sessionId, incarnation, seq } = d.value;
       const key = incarnationKey(sessionId, incarnation);
       const seqKey = `${key}\u0000${seq}`;
-      if (seq <= (this.accounts.get(key)?.headSeq ?? 0) && !this.isPending(seqKey)) lookups.set(seqKey, [sessionId, incarnation, seq]);
+      if (seq <= (this.sessions.get(sessionId)?.incarnations.get(incarnation)?.headSeq ?? 0) && !this.isPending(seqKey)) lookups.set(seqKey, [sessionId, incarnation, seq]);
     }
     const seen = lookups.size > 0 ? await this.store.seen([...lookups.values()]) : new Set<string>();
 
@@ -195,10 +254,12 @@ export class CrazeStream implements Stream<CrazeRow> {
       const r = d.value;
       const key = incarnationKey(r.sessionId, r.incarnation);
       const seqKey = `${key}\u0000${r.seq}`;
-      let account = this.accounts.get(key);
+      // Every session of the batch was loaded above, and none is evicted before the next batch.
+      const session = this.sessions.get(r.sessionId)!;
+      let account = session.incarnations.get(r.incarnation);
       if (!account) {
         account = new IncarnationSpend(r.sessionId, r.incarnation);
-        this.accounts.set(key, account);
+        session.incarnations.set(r.incarnation, account);
       }
       const { verdict, detail } = checkCrazeSeq(account.headSeq, r.seq, seen.has(seqKey) || this.isPending(seqKey));
       // A redelivery is dropped: the first copy is stored already.
@@ -214,6 +275,8 @@ export class CrazeStream implements Stream<CrazeRow> {
         if (report?.impossible) deadLetters.push({ record, reason: report.impossible });
       }
       this.pendingSeen.current.add(seqKey);
+      // Until this buffer is durable, the store's head rows lag behind this account: not evictable.
+      session.touched = this.pendingSeen.number;
       count(verdict);
       const e = r.event;
       const at = e.at ? parseRfc3339(e.at) : undefined;

@@ -36,6 +36,16 @@ export class PendingLayers<T> {
     return this.values;
   }
 
+  /** The number of the buffer that takes what is judged now (what seal() will return). */
+  get number(): number {
+    return this.newest();
+  }
+
+  /** Whether buffer `n` is still held: judged, and not yet both durable and settled. */
+  holds(n: number): boolean {
+    return n >= this.generations[0]!;
+  }
+
   /** What was judged so far forms a buffer of its own: returns its number. */
   seal(): number {
     const sealed = this.newest();

@@ -11,6 +11,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { CacheCounts } from '../../../src/pipeline/cache-observer.js';
 import { CrazeStream } from '../../../src/pipeline/craze.js';
 import type { SourceRecord } from '../../../src/pipeline/stream.js';
 import type { CrazeRow } from '../../../src/sink/clickhouse/rows.js';
@@ -22,17 +23,22 @@ const NOW = new Date('2026-11-30T12:00:00Z');
 const TOPIC = 'craze.events';
 
 function journalValues(): string[] {
-  const values: string[] = [];
+  return journalFiles().flat();
+}
+
+/** The sample journals' records, one list per journal file (one incarnation each), in file order. */
+function journalFiles(): string[][] {
+  const files: string[][] = [];
   const root = join(FIXTURES, 'journal');
   for (const dir of readdirSync(root).sort()) {
     for (const name of readdirSync(join(root, dir)).sort()) {
       const file = join(root, dir, name);
       const parser = new JournalParser();
       const events = completeLines(readFileSync(file, 'utf8')).lines.flatMap((l) => parser.line(l));
-      for (const e of events) values.push(crazeRecordValue(parser.sessionId!, parser.meta!, e, name));
+      files.push(events.map((e) => crazeRecordValue(parser.sessionId!, parser.meta!, e, name)));
     }
   }
-  return values;
+  return files;
 }
 
 const asRecords = (values: readonly string[]): SourceRecord[] =>
@@ -215,4 +221,102 @@ test('incarnations whose ids hold the key separator do not collide: ("a\\0b", "c
   const again = await new CrazeStream(TOPIC, table).process(asRecords([event('a', 'b\u0000c', 1), event('a\u0000b', 'c', 2), event('a', 'b\u0000c', 2)]), NOW);
   assert.deepEqual(again.rows.map((r) => [r.session_id, r.seq, r.verdict]), [['a\u0000b', 2, 'ok'], ['a', 2, 'ok']]);
   assert.equal(again.verdicts.get('duplicate'), 1);
+});
+
+/** The journals' records interleaved at random across files (each file's own order kept), as a topic of many sessions carries them. */
+function interleaved(rnd: () => number): string[] {
+  const queues = journalFiles().map((f) => [...f]);
+  const out: string[] = [];
+  for (let left = queues.filter((q) => q.length > 0); left.length > 0; left = left.filter((q) => q.length > 0)) {
+    const q = left[Math.floor(rnd() * left.length)]!;
+    out.push(...q.splice(0, 1 + Math.floor(rnd() * 4)));
+  }
+  return out;
+}
+
+test('a session cache of 1 or 2, evicting between seal and durable, through rebalances and redeliveries, stores exactly the rows of one pass', async () => {
+  const strip = (rows: readonly CrazeRow[]) => rows.map(({ ingested_at: _i, kafka_offset: _o, ...rest }) => JSON.stringify(rest)).sort();
+  for (const seed of [31, 32, 33, 34, 35, 36]) {
+    let x = seed;
+    const rnd = (): number => ((x = (x * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const values = interleaved(rnd);
+    for (let k = 0; k < 60; k++) {
+      const at = 1 + Math.floor(rnd() * values.length);
+      values.splice(at, 0, values[Math.floor(rnd() * at)]!);
+    }
+    // The reference: one batch, one flush, a cache holding every session.
+    const reference = (await run(values, values.length, false)).table.rows;
+    const cacheSessions = 1 + (seed % 2);
+    const counts = new CacheCounts();
+    const records = asRecords(values);
+    const table = new MemoryCrazeTable();
+    let stream = new CrazeStream(TOPIC, table, cacheSessions, counts);
+    let buffer: CrazeRow[] = [];
+    // ingest with overlap: a sealed buffer lands only after the next batch was judged.
+    let inFlight: { rows: CrazeRow[]; number: number } | undefined;
+    const land = async (): Promise<void> => {
+      if (!inFlight) return;
+      await table.insert(inFlight.rows);
+      stream.durable(inFlight.number);
+      inFlight = undefined;
+    };
+    let next = 0;
+    while (next < records.length) {
+      const size = 1 + Math.floor(rnd() * 8);
+      buffer.push(...(await stream.process(records.slice(next, next + size), NOW)).rows);
+      next = Math.min(records.length, next + size);
+      await land();
+      const dice = rnd();
+      if (dice < 0.35) {
+        inFlight = { rows: buffer, number: stream.seal() };
+        buffer = [];
+      } else if (dice < 0.4) {
+        buffer = [];
+        inFlight = undefined;
+        stream = new CrazeStream(TOPIC, table, cacheSessions, counts);
+        next = Number(await table.progress(TOPIC, 0));
+      }
+    }
+    await land();
+    await table.insert(buffer);
+    // Spend, outcomes and the accounting state of every row, as one pass has them.
+    assert.deepEqual(strip(table.rows), strip(reference), `seed ${seed}, cache ${cacheSessions}`);
+    assert.ok(counts.evictions > 5, `seed ${seed}: ${counts.evictions} evictions`);
+    assert.ok(counts.misses > 3 * 3, `seed ${seed}: ${counts.misses} misses (3 sessions)`);
+  }
+});
+
+const usage = (seq: number, sessionCost: number, turnCost: number): object => {
+  const spend = (cost: number) => ({ input: 0, output: 0, reasoning: 0, cacheRead: 0, cacheCreation: 0, costPicoUsd: cost, unpriced: false });
+  return { type: 'meta', at: '2026-11-30T10:00:00Z', state: { usage: { contextTokens: 0, contextWindow: 0, session: spend(sessionCost), turn: spend(turnCost) } } };
+};
+
+test('a session evicted once durable goes on from its stored state; one with rows in a buffer is never evicted', async () => {
+  const table = new MemoryCrazeTable();
+  const counts = new CacheCounts();
+  const stream = new CrazeStream(TOPIC, table, 1, counts);
+  let offset = 0;
+  const batch = (values: readonly string[]) => stream.process(asRecords(values).map((r) => ({ ...r, offset: String(offset++) })), NOW);
+  // Session s: two usage reports, not flushed yet.
+  const first = await batch([event('s', 'i', 1, usage(1, 100, 100)), event('s', 'i', 2, usage(2, 250, 150))]);
+  // Session t fills the only entry while s's rows are still buffered: s stays.
+  const other = await batch([event('t', 'k', 1)]);
+  assert.equal(stream.cachedSessions, 2, 'a session with buffered rows is kept beyond the budget');
+  assert.equal(counts.evictions, 0);
+  const number = stream.seal();
+  await table.insert([...first.rows, ...other.rows]);
+  stream.durable(number);
+  // Durable now: the next batch (of session u) evicts s and t to make room for it.
+  await batch([event('u', 'm', 1)]);
+  assert.equal(stream.cachedSessions, 1);
+  assert.equal(counts.evictions, 2);
+  const missesBefore = counts.misses;
+  // s comes back: read from its stored head rows. A redelivery is a duplicate, the next report grows from the stored one.
+  const again = await batch([event('s', 'i', 2, usage(2, 250, 150)), event('s', 'i', 3, usage(3, 400, 300))]);
+  assert.equal(counts.misses, missesBefore + 1, 's read back once');
+  assert.equal(again.verdicts.get('duplicate'), 1);
+  assert.deepEqual(again.rows.map((r) => [r.seq, r.verdict, r.cost_pico]), [[3, 'ok', '150']]);
+  // A new incarnation of the evicted session (a --continue or --resume) starts on its own.
+  const resumed = await batch([event('s', 'j', 1, usage(1, 500, 100))]);
+  assert.deepEqual(resumed.rows.map((r) => [r.incarnation, r.seq, r.verdict, r.cost_pico]), [['j', 1, 'ok', '500']]);
 });

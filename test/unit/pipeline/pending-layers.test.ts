@@ -39,3 +39,22 @@ test('after a reset, a flush of the old generation that lands late marks nothing
   p.settle(() => assert.fail('nothing of the new generation may be folded'));
   assert.deepEqual(layersOf(p), [['new']]);
 });
+
+test('holds(n): a buffer is held from its first judged row until the settle after it is durable', () => {
+  const p = new PendingLayers<string[]>(() => []);
+  const first = p.number;
+  p.current.push('a');
+  assert.equal(p.seal(), first, 'number is what seal() returns');
+  const second = p.number;
+  assert.ok(p.holds(first) && p.holds(second));
+  p.durable(first);
+  assert.ok(p.holds(first), 'durable, not yet settled: a batch may be judging against it');
+  p.settle();
+  assert.ok(!p.holds(first) && p.holds(second));
+  p.durable();
+  p.settle();
+  assert.ok(!p.holds(second));
+  assert.ok(p.holds(p.number), 'the layer taking rows now is held');
+  p.reset();
+  assert.ok(!p.holds(-1) && p.holds(p.number));
+});
