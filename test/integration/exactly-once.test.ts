@@ -16,12 +16,14 @@ import { Partitioners } from 'kafkajs';
 import { NO_FACTS } from '../../src/account/loop-facts.js';
 import { MIGRATIONS_DIR } from '../../src/cli/migrate.js';
 import { defaultViolationPlan, generateTraffic } from '../../src/demo/traffic/index.js';
+import { decodeEnvelope, DEFAULT_DECODE_OPTIONS } from '../../src/decode/envelope.js';
 import { parseRfc3339, toClickHouseDateTime } from '../../src/decode/time.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { createClickHouse } from '../../src/sink/clickhouse/client.js';
 import { EnvelopeStore } from '../../src/sink/clickhouse/envelope-store.js';
 import { migrate } from '../../src/sink/clickhouse/migrate.js';
 import { createKafka, ensureTopics, TOPIC_CONFIG } from '../../src/sources/kafka.js';
+import { MemoryChains } from '../../src/verify/memory-chains.js';
 import { command, query } from '../support/clickhouse.js';
 import { testContext, type TestContext } from '../support/context.js';
 import { runCli, sleep, type Running } from '../support/processes.js';
@@ -328,4 +330,57 @@ test('an insert that fails half-way (its rows landed, then a view on it threw) i
   const [counts] = await query<{ rows: string; keys: string }>(ctx, 'SELECT count() AS rows, uniqExact(kafka_partition, kafka_offset) AS keys FROM envelopes');
   assert.equal(Number(counts?.rows), Number(counts?.keys), 'no record stored twice');
   await assertAgreement(ctx, p.sent);
+});
+
+test('a head cache of 50 over 1,500 loops: evicted heads read back from loop_heads, their redeliveries and second versions judged as the reference judges them', { timeout: 300_000 }, async () => {
+  const port = 19473;
+  const ctx = await context('small_cache', {
+    AGENTLEDGER_HEAD_CACHE_ENTRIES: '50',
+    AGENTLEDGER_BATCH_MAX_ROWS: '1000',
+    AGENTLEDGER_BATCH_MAX_WAIT_MS: '300',
+    AGENTLEDGER_METRICS_PORT: String(port),
+  });
+  const traffic = generateTraffic({ loops: 1500, envelopesPerLoop: 8, seed: 811, payloadBytes: 200, violations: defaultViolationPlan(1500) });
+  const records = [...traffic.records];
+  // Last: long after their loops left the cache, redeliveries of early
+  // envelopes, and a second version of the head of early loops (a fork).
+  let x = 811;
+  const rnd = (): number => ((x = (x * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const later = Array.from({ length: 300 }, () => records[Math.floor(rnd() * (records.length / 2))]!);
+  const lastOf = new Map<string, (typeof records)[number]>();
+  for (const r of records.slice(0, records.length / 2)) lastOf.set(r.key, r);
+  for (const r of [...lastOf.values()].slice(0, 40)) {
+    later.push({ key: r.key, value: Buffer.from(r.value.toString('utf8').replace(/"Time":"[^"]*"/, '"Time":"2027-01-01T00:00:00Z"')) });
+  }
+  // Produced in rounds while one ingest runs, each stored before the next
+  // is sent: a Kafka batch would otherwise hold a whole partition, and its
+  // heads be read back once.
+  const rounds = [...Array.from({ length: 6 }, (_, i) => records.slice((i * records.length) / 6, ((i + 1) * records.length) / 6)), later];
+  const chains = new MemoryChains('binary');
+  let stored = 0;
+  const p = producer(ctx);
+  const run = runCli(['ingest', '--no-migrate', '--idle-exit-ms', '4000'], ctx.env);
+  let metrics = '';
+  for (const round of rounds) {
+    await p.send(round);
+    for (const r of round) {
+      const d = decodeEnvelope(r.value, DEFAULT_DECODE_OPTIONS);
+      if (!d.ok || chains.verify(d.value).verdict !== 'duplicate') stored++;
+    }
+    await waitFor(`${stored} rows stored`, async () => (await rowCount(ctx)) >= stored, run);
+  }
+  const exited = run.exited.then((code) => code);
+  for (let done = false; !done; ) {
+    metrics = await fetch(`http://127.0.0.1:${port}/metrics`).then((r) => r.text(), () => metrics);
+    done = await Promise.race([exited.then(() => true), sleep(500).then(() => false)]);
+  }
+  assert.equal(await exited, 0, run.stderr());
+  await assertAgreement(ctx, p.sent);
+  const metric = (name: string): number => Number(new RegExp(`^${name}\\{cache="loop_heads"\\} (\\S+)$`, 'm').exec(metrics)?.[1] ?? NaN);
+  // Not vacuous: the cache was full and evicted, and each loop of the last round, long evicted, was read back again.
+  assert.ok(metric('agentledger_cache_evictions_total') > 1500, metrics);
+  assert.ok(metric('agentledger_cache_misses_total') >= 1500 + new Set(later.map((r) => r.key)).size, metrics);
+  assert.ok(metric('agentledger_cache_entries') <= 50, metrics);
+  const forks = await query<{ n: string }>(ctx, "SELECT count() AS n FROM envelopes FINAL WHERE verdict = 'fork' AND time_text = '2027-01-01T00:00:00Z'");
+  assert.equal(Number(forks[0]?.n), 40, 'each second version of an evicted head is a fork');
 });
