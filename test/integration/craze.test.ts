@@ -35,8 +35,8 @@ after(async () => {
 type Summary = Record<string, string | number | string[]>;
 const expectedSessions = (JSON.parse(await readFile(EXPECTED, 'utf8')) as { sessions: Summary[] }).sessions;
 
-async function context(name: string): Promise<TestContext> {
-  const ctx = await testContext(name, { AGENTLEDGER_BATCH_MAX_ROWS: '300', AGENTLEDGER_BATCH_MAX_WAIT_MS: '100' });
+async function context(name: string, overrides: Record<string, string> = {}): Promise<TestContext> {
+  const ctx = await testContext(name, { AGENTLEDGER_BATCH_MAX_ROWS: '300', AGENTLEDGER_BATCH_MAX_WAIT_MS: '100', ...overrides });
   contexts.push(ctx);
   await migrate(ctx.config.clickhouse, MIGRATIONS_DIR, log);
   await ensureTopics(createKafka(ctx.config.kafka, log), [{ topic: ctx.config.kafka.topics.craze, numPartitions: 3, configEntries: TOPIC_CONFIG }]);
@@ -302,4 +302,79 @@ test('craze push reports, counts and skips unreadable lines (corrupted, over the
   assert.doesNotMatch(second.stdout, /b1\.jsonl/);
   assert.match(second.stdout, new RegExp(`pushed 0 event\\(s\\) from 2 journal file\\(s\\) .* ${noiseLines} unreadable line\\(s\\) skipped`));
   assert.equal(await recordsOn(ctx, ctx.config.kafka.topics.craze), expected, 'nothing sent twice');
+});
+
+test('a session cache of 5 over 300 sessions: sessions evicted and read back from their head rows give the hand-computed totals, the same rows in every copy', { timeout: 300_000 }, async () => {
+  const port = 19474;
+  const ctx = await context('craze_small_cache', { AGENTLEDGER_CRAZE_CACHE_ENTRIES: '5', AGENTLEDGER_METRICS_PORT: String(port) });
+  // 100 copies of the corpus (3 sessions, 7 incarnations: resumes, a load
+  // that only replays), renamed, interleaved at random (each copy's order
+  // kept), as a topic of many sessions carries them.
+  const copies = 100;
+  const rename = (k: number) => (s: string) => `${s}-${k}`;
+  const queues = await Promise.all(Array.from({ length: copies }, (_, k) => plainRecords(rename(k))));
+  const rnd = prng(812);
+  const records: { key: string; value: string }[] = [];
+  // Ten copies (30 sessions) live at a time: a session comes back within a few sends.
+  for (let wave = 0; wave < copies; wave += 10) {
+    for (let left = queues.slice(wave, wave + 10); left.length > 0; left = left.filter((q) => q.length > 0)) {
+      records.push(...left[Math.floor(rnd() * left.length)]!.splice(0, 1 + Math.floor(rnd() * 5)));
+    }
+  }
+  // Last, long after their sessions left the cache: redeliveries of early records.
+  const later = Array.from({ length: 200 }, () => records[Math.floor(rnd() * (records.length / 3))]!);
+  // Produced while one ingest runs, in small sends: Kafka batches stay
+  // small, so a session's events span batches judged while the buffers of
+  // the earlier ones are still pending (sealed or not), and sessions are
+  // evicted around them.
+  const run = runCli(['ingest', '--no-migrate', '--idle-exit-ms', '4000'], ctx.env);
+  const ch = createClickHouse(ctx.config.clickhouse);
+  const count = async (): Promise<number> => Number((await ch.query({ query: 'SELECT count() AS n FROM craze_events', format: 'JSONEachRow' }).then((r) => r.json<{ n: string }>()))[0]?.n);
+  const producer = createKafka(ctx.config.kafka, log).producer({ createPartitioner: Partitioners.DefaultPartitioner });
+  await producer.connect();
+  try {
+    for (let i = 0; i < records.length; i += 40) {
+      await producer.send({ topic: ctx.config.kafka.topics.craze, acks: -1, messages: records.slice(i, i + 40) });
+      await sleep(5);
+    }
+    for (let i = 0; i < 600 && (await count()) < records.length; i++) await sleep(200);
+    assert.equal(await count(), records.length, 'every record stored');
+    await producer.send({ topic: ctx.config.kafka.topics.craze, acks: -1, messages: later });
+  } finally {
+    await producer.disconnect();
+    await ch.close();
+  }
+  let metrics = '';
+  const exited = run.exited.then((code) => code);
+  for (let done = false; !done; ) {
+    metrics = await fetch(`http://127.0.0.1:${port}/metrics`).then((r) => r.text(), () => metrics);
+    done = await Promise.race([exited.then(() => true), sleep(500).then(() => false)]);
+  }
+  assert.equal(await exited, 0, run.stderr());
+
+  const got = await sessions(ctx);
+  assert.equal(got.length, copies * expectedSessions.length);
+  for (let k = 0; k < copies; k++) {
+    for (const want of expectedSessions) {
+      const id = rename(k)(want['sessionId'] as string);
+      const s = got.find((g) => g['sessionId'] === id);
+      assert.ok(s, `session ${id}`);
+      assert.deepEqual(pick(s, want), { ...want, sessionId: id }, `session ${id}`);
+    }
+  }
+  // Every derived column, the accounting state included, is the same in every copy.
+  const byCopy = new Map<string, string[]>();
+  for (const row of await derived(ctx)) {
+    const k = /"session_id":"[^"]*-(\d+)"/.exec(row)![1]!;
+    // The copy's session ids back to the corpus's (they are in the accounting state too).
+    const original = expectedSessions.reduce((r, want) => r.replaceAll(rename(Number(k))(want['sessionId'] as string), want['sessionId'] as string), row);
+    byCopy.set(k, [...(byCopy.get(k) ?? []), original]);
+  }
+  assert.equal(byCopy.size, copies);
+  const first = byCopy.get('0');
+  for (const [k, rows] of byCopy) assert.deepEqual(rows, first, `copy ${k}`);
+  const metric = (name: string): number => Number(new RegExp(`^${name}\\{cache="craze_sessions"\\} (\\S+)$`, 'm').exec(metrics)?.[1] ?? NaN);
+  // Not vacuous: sessions were evicted, and each session of the redeliveries, long evicted, was read back again.
+  assert.ok(metric('agentledger_cache_evictions_total') >= 300 - 5 - 30, metrics);
+  assert.ok(metric('agentledger_cache_misses_total') >= 300 + new Set(later.map((r) => r.key)).size, metrics);
 });
