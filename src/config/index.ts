@@ -229,10 +229,11 @@ export const envSchema = z.object({
   AGENTLEDGER_BATCH_MAX_BYTES: positiveInt(128 * 1024 * 1024).default(16 * 1024 * 1024),
   /**
    * Loop heads `ingest` keeps in memory (least recently used evicted first;
-   * ~250 B each). Only heads whose rows and loop_heads row are durable are
-   * cached, so an evicted loop's head is read back from loop_heads when its
-   * next envelope comes; heads still pending in a buffer are never evicted
-   * (they are not in this budget). Default `100000`.
+   * about 400 B of heap each, 40 MB at the default). Only heads whose rows
+   * and loop_heads row are durable are cached, so an evicted loop's head is
+   * read back from loop_heads when its next envelope comes; heads still
+   * pending in a buffer are never evicted (they are not in this budget).
+   * Default `100000`.
    */
   AGENTLEDGER_HEAD_CACHE_ENTRIES: positiveInt(10_000_000).default(100_000),
   /**

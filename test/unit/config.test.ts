@@ -18,6 +18,7 @@ test('defaults point at the local stack', () => {
   assert.equal(c.redis.url, 'redis://agentledger:agentledger@127.0.0.1:6379');
   assert.deepEqual(c.clickhouse.migrator, { user: 'agentledger_migrator', password: 'agentledger_migrator' });
   assert.equal(c.batch.maxRows, 5000);
+  assert.deepEqual(c.caches, { headEntries: 100_000, crazeSessions: 10_000 });
 });
 
 test('values are coerced and empty values take defaults', () => {
@@ -26,17 +27,22 @@ test('values are coerced and empty values take defaults', () => {
     AGENTLEDGER_BATCH_MAX_ROWS: '250',
     AGENTLEDGER_METRICS_PORT: '0',
     AGENTLEDGER_CLICKHOUSE_DATABASE: '',
+    AGENTLEDGER_HEAD_CACHE_ENTRIES: '50',
+    AGENTLEDGER_CRAZE_CACHE_ENTRIES: '3',
   });
   assert.deepEqual(c.kafka.brokers, ['a:1', 'b:2']);
   assert.equal(c.batch.maxRows, 250);
   assert.equal(c.metricsPort, 0);
   assert.equal(c.clickhouse.database, 'agentledger');
+  assert.deepEqual(c.caches, { headEntries: 50, crazeSessions: 3 });
 });
 
 const wrong: [string, string, RegExp][] = [
   ['AGENTLEDGER_KAFKA_BROKERS', 'localhost', /host:port/],
   ['AGENTLEDGER_BATCH_MAX_ROWS', 'many', /whole number/],
   ['AGENTLEDGER_BATCH_MAX_ROWS', '0', />= 1/],
+  ['AGENTLEDGER_HEAD_CACHE_ENTRIES', '0', />= 1/],
+  ['AGENTLEDGER_CRAZE_CACHE_ENTRIES', 'lots', /whole number/],
   ['AGENTLEDGER_METRICS_PORT', '70000', /0-65535/],
   ['AGENTLEDGER_CLICKHOUSE_URL', 'ftp://x', /http/],
   ['AGENTLEDGER_REDIS_URL', 'http://x:1', /redis:\/\//],
