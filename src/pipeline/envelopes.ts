@@ -32,7 +32,7 @@ function loopHead(stored: StoredHead): LoopHead | null {
 }
 
 /** ChainState's head cache budget when none is given (AGENTLEDGER_HEAD_CACHE_ENTRIES' default). */
-export const DEFAULT_HEAD_CACHE_ENTRIES = 100_000;
+export const DEFAULT_HEAD_CACHE_ENTRIES = 20_000;
 
 /**
  * A cached head, compact: its hashes as 32-character latin1 strings. A head's

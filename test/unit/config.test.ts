@@ -18,7 +18,7 @@ test('defaults point at the local stack', () => {
   assert.equal(c.redis.url, 'redis://agentledger:agentledger@127.0.0.1:6379');
   assert.deepEqual(c.clickhouse.migrator, { user: 'agentledger_migrator', password: 'agentledger_migrator' });
   assert.equal(c.batch.maxRows, 5000);
-  assert.deepEqual(c.caches, { headEntries: 100_000, crazeSessions: 10_000 });
+  assert.deepEqual(c.caches, { headEntries: 20_000, crazeSessions: 10_000 });
 });
 
 test('values are coerced and empty values take defaults', () => {
