@@ -82,6 +82,17 @@ export const envSchema = z.object({
    * to another; a killed process holds its partitions this long. Default `30000`.
    */
   AGENTLEDGER_KAFKA_SESSION_TIMEOUT_MS: positiveInt(3_600_000).refine((n) => n >= 6000, 'expected a number >= 6000 (the broker minimum)').default(30_000),
+  /**
+   * Bytes `ingest` fetches per partition per Kafka request (a fetch takes
+   * eight times this from all partitions together); one fetch is decoded
+   * and judged as one batch, so this is what drives peak memory with small
+   * records (bench/memory.ts, 300,000 craze events of ~300 B over 1,000
+   * sessions: 4 MiB, as before this setting, peak RSS 934-990 MB; 1 MiB
+   * 424 MB; 512 KiB 375 MB; 600,000 1 KB envelopes: 387-415 MB at 4 MiB,
+   * 328 MB at 1 MiB, no slower). A record larger than this still arrives.
+   * Default `1048576` (1 MiB); at least 65536.
+   */
+  AGENTLEDGER_KAFKA_FETCH_PARTITION_BYTES: positiveInt(256 * 1024 * 1024).refine((n) => n >= 65_536, 'expected a number >= 65536').default(1024 * 1024),
   /** Topic the loop runtime publishes Envelopes to. Default `agent.envelopes`. */
   AGENTLEDGER_ENVELOPE_TOPIC: topicName.default('agent.envelopes'),
   /** Topic craze codec events are published to. Default `craze.events`. */
@@ -332,6 +343,8 @@ export interface Config {
     readonly clientId: string;
     readonly groupId: string;
     readonly sessionTimeoutMs: number;
+    /** Bytes fetched per partition per request (AGENTLEDGER_KAFKA_FETCH_PARTITION_BYTES). */
+    readonly fetchPartitionBytes: number;
     readonly topics: { readonly envelopes: string; readonly craze: string; readonly deadLetter: string };
     /** TLS to the brokers (undefined: plaintext); file paths, read when a client is made. */
     readonly ssl: { readonly caFile?: string; readonly certFile?: string; readonly keyFile?: string } | undefined;
@@ -397,6 +410,7 @@ export function parseConfig(env: NodeJS.ProcessEnv): Config {
       clientId: e.AGENTLEDGER_KAFKA_CLIENT_ID,
       groupId: e.AGENTLEDGER_KAFKA_GROUP_ID,
       sessionTimeoutMs: e.AGENTLEDGER_KAFKA_SESSION_TIMEOUT_MS,
+      fetchPartitionBytes: e.AGENTLEDGER_KAFKA_FETCH_PARTITION_BYTES,
       topics: {
         envelopes: e.AGENTLEDGER_ENVELOPE_TOPIC,
         craze: e.AGENTLEDGER_CRAZE_TOPIC,

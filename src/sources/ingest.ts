@@ -239,8 +239,9 @@ export class Ingestor {
       groupId: config.kafka.groupId,
       sessionTimeout: config.kafka.sessionTimeoutMs,
       heartbeatInterval: Math.max(1000, Math.floor(config.kafka.sessionTimeoutMs / 10)),
-      maxBytesPerPartition: 4 * 1024 * 1024,
-      maxBytes: 32 * 1024 * 1024,
+      // One fetch is judged as one batch: its size bounds the records in memory at once.
+      maxBytesPerPartition: config.kafka.fetchPartitionBytes,
+      maxBytes: 8 * config.kafka.fetchPartitionBytes,
     });
     this.producer = createReliableProducer(kafka);
   }

@@ -19,6 +19,7 @@ test('defaults point at the local stack', () => {
   assert.deepEqual(c.clickhouse.migrator, { user: 'agentledger_migrator', password: 'agentledger_migrator' });
   assert.equal(c.batch.maxRows, 5000);
   assert.deepEqual(c.caches, { headEntries: 20_000, crazeSessions: 10_000 });
+  assert.equal(c.kafka.fetchPartitionBytes, 1024 * 1024);
 });
 
 test('values are coerced and empty values take defaults', () => {
@@ -42,6 +43,7 @@ const wrong: [string, string, RegExp][] = [
   ['AGENTLEDGER_BATCH_MAX_ROWS', 'many', /whole number/],
   ['AGENTLEDGER_BATCH_MAX_ROWS', '0', />= 1/],
   ['AGENTLEDGER_HEAD_CACHE_ENTRIES', '0', />= 1/],
+  ['AGENTLEDGER_KAFKA_FETCH_PARTITION_BYTES', '1000', />= 65536/],
   ['AGENTLEDGER_CRAZE_CACHE_ENTRIES', 'lots', /whole number/],
   ['AGENTLEDGER_METRICS_PORT', '70000', /0-65535/],
   ['AGENTLEDGER_CLICKHOUSE_URL', 'ftp://x', /http/],
