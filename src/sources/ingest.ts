@@ -538,7 +538,7 @@ export class Ingestor {
             throw error;
           }
           metrics.paused.set(1);
-          const wait = Math.min(30_000, 250 * 2 ** Math.min(attempt, 7));
+          const wait = Math.min(5_000, 250 * 2 ** Math.min(attempt, 5));
           log.warn('ClickHouse or Kafka failed; the batch waits and is retried', { ...at, attempt: attempt + 1, inMs: wait, error: failureMessage(failure) });
           try {
             await this.whileBeating(heartbeat, beat, () => sleep(wait));

@@ -95,8 +95,9 @@ export function kafkaLogCreator(log: Logger, phase: 'startup' | 'running', now: 
 }
 
 /**
- * kafkajs client config. Running clients retry for about a minute, riding out
- * a broker restart. A startup client gives up after ~2 s of refused
+ * kafkajs client config. Running clients retry for 35 s to a minute (with
+ * connection timeouts), riding out a broker restart, at most 5 s apart so
+ * that they find a broker that is back within seconds. A startup client gives up after ~2 s of refused
  * connections (under 10 s when every attempt times out): a command started
  * with Kafka away or misconfigured says so at once instead of retrying with
  * nobody watching.
@@ -104,7 +105,7 @@ export function kafkaLogCreator(log: Logger, phase: 'startup' | 'running', now: 
 export function kafkaClientConfig(settings: KafkaSettings, log: Logger, phase: 'startup' | 'running', read?: (path: string) => Buffer): KafkaConfig {
   const timing =
     phase === 'running'
-      ? { connectionTimeout: 5_000, retry: { initialRetryTime: 300, retries: 8 } }
+      ? { connectionTimeout: 5_000, retry: { initialRetryTime: 300, retries: 10, maxRetryTime: 5_000 } }
       : { connectionTimeout: 2_000, requestTimeout: 10_000, retry: { initialRetryTime: 250, retries: 3, maxRetryTime: 2_000 } };
   return {
     clientId: settings.clientId,
