@@ -3,7 +3,8 @@
  * once left it stalled for good: while it waits on a fetch, while a flush is
  * in flight, and while it commits offsets; each twice, on a broker of this
  * file's own (test/support/private-kafka.ts) killed (SIGKILL) or stopped
- * (SIGTERM) at the moment the ingest's log names. Each run must end by
+ * (SIGTERM) at the moment the ingest's log names, and once away for longer
+ * than kafkajs retries a fetch. Each run must end by
  * itself (its idle exit, within a bound: no stop from the test) with every
  * (loop, seq) stored once and every planted violation recorded once.
  */
@@ -38,7 +39,7 @@ async function waitForLine(run: Running, pattern: RegExp, nth: number): Promise<
 
 type Moment = 'fetch' | 'flush' | 'commit';
 
-async function restartAt(moment: Moment, signal: 'SIGKILL' | 'SIGTERM', round: number): Promise<void> {
+async function restartAt(moment: Moment, signal: 'SIGKILL' | 'SIGTERM', round: number, awayMs = 0): Promise<void> {
   broker ??= await privateKafka('restart');
   const held = moment === 'fetch' ? 4_000 : 0;
   const traffic: FaultTraffic = await faultTraffic(`restart_${moment}_${round}`, 300, { AGENTLEDGER_KAFKA_BROKERS: broker.brokers, AGENTLEDGER_LOG_LEVEL: 'debug' }, held);
@@ -59,6 +60,7 @@ async function restartAt(moment: Moment, signal: 'SIGKILL' | 'SIGTERM', round: n
   }
   const at = Date.now();
   await broker.stop(signal);
+  if (awayMs > 0) await sleep(awayMs);
   await broker.start();
   if (moment === 'fetch') await traffic.produceRest();
   const outcome = await Promise.race([run.exited, sleep(BOUND_MS).then(() => 'still running' as const)]);
@@ -74,3 +76,6 @@ for (const round of [1, 2]) {
   test(`broker killed while a flush is in flight, round ${round}`, { timeout: 300_000, skip }, () => restartAt('flush', 'SIGKILL', round));
   test(`broker killed while ingest commits offsets, round ${round}`, { timeout: 300_000, skip }, () => restartAt('commit', 'SIGKILL', round));
 }
+
+// Longer than kafkajs's retries of a fetch: its consumer crashes and restarts, and rejoins.
+test('broker away for 75 s while ingest waits on a fetch', { timeout: 400_000, skip }, () => restartAt('fetch', 'SIGKILL', 3, 75_000));
