@@ -24,7 +24,7 @@
  */
 import { createRequire } from 'node:module';
 import { gunzipSync, gzipSync } from 'node:zlib';
-import kafkajs from 'kafkajs';
+import kafkajs, { type CompressionTypes } from 'kafkajs';
 import { compress as zstdCompress, decompress as zstdDecompress } from '@mongodb-js/zstd';
 import { compressFrameSync, decompressFrameSync } from 'lz4-napi';
 import { compressSync as snappyCompress, uncompressSync as snappyUncompress } from 'snappy';
@@ -38,6 +38,11 @@ export const CODEC_IDS = { none: 0, gzip: 1, snappy: 2, lz4: 3, zstd: 4 } as con
 
 export function isCodecName(text: string): text is CodecName {
   return (CODEC_NAMES as readonly string[]).includes(text);
+}
+
+/** The codec as a producer's send takes it. */
+export function compressionType(name: CodecName): CompressionTypes {
+  return CODEC_IDS[name];
 }
 
 /** Where an undecodable batch is, as far as it is known. */
@@ -65,20 +70,36 @@ export class UndecodableBatchError extends Error {
     readonly codec: string,
     /** Why, in a few words. */
     readonly reason: string,
-    options?: { cause?: unknown },
+    /**
+     * The decompressor's own error. Not `cause`: kafkajs's retrier wraps a
+     * non-retriable error with the error's cause when it has one, and this
+     * error would be lost to whoever looks at the crash.
+     */
+    readonly origin?: unknown,
   ) {
-    super(`${codec}: ${reason}`, options);
+    super(reason);
+    this.message = this.describe();
+  }
+
+  /** Adds what became known of where the batch is; the message says it. */
+  at(place: BatchPlace): this {
+    Object.assign(this.place, place);
+    this.message = this.describe();
+    return this;
   }
 
   /** One line: what, where, and that nothing is skipped. */
-  describe(): string {
+  private describe(): string {
     const { topic, partition, fetchOffset, baseOffset, lastOffset } = this.place;
     const at = [
       topic === undefined ? 'topic unknown' : `topic ${topic}`,
       partition === undefined ? 'partition unknown' : `partition ${partition}`,
       baseOffset === undefined ? (fetchOffset === undefined ? 'offset unknown' : `fetched from offset ${fetchOffset}`) : `offsets ${baseOffset}..${lastOffset}`,
     ].join(', ');
-    return `a record batch cannot be decoded (${at}): ${this.message}`;
+    return (
+      `a record batch cannot be decoded (${at}): ${this.reason}. Nothing from it on is read or committed, and a restart stops here again: ` +
+      `fix or replace what wrote it, or move the consumer group past it on purpose (kafka-consumer-groups --reset-offsets)`
+    );
   }
 }
 
@@ -164,9 +185,7 @@ function codec(name: Exclude<CodecName, 'none'>, encode: (data: Buffer) => Buffe
       try {
         return await decode(data);
       } catch (err) {
-        const failure = new UndecodableBatchError(name, `its ${name} payload cannot be decompressed (${err instanceof Error ? err.message : String(err)})`, { cause: err });
-        Object.assign(failure.place, headerOffsets(data, id));
-        throw failure;
+        throw new UndecodableBatchError(name, `its ${name} payload cannot be decompressed (${err instanceof Error ? err.message : String(err)})`, err).at(headerOffsets(data, id));
       }
     },
   };
@@ -234,7 +253,7 @@ function placeUndecodableBatches(): void {
       const failure = undecodableBatch(err);
       if (!failure || failure.place.topic !== undefined) throw err;
       const alone = request.topics.flatMap(({ topic, partitions }) => partitions.map((p) => ({ topic, p })));
-      if (alone.length === 1) Object.assign(failure.place, { topic: alone[0]!.topic, partition: alone[0]!.p.partition, fetchOffset: alone[0]!.p.fetchOffset });
+      if (alone.length === 1) failure.at({ topic: alone[0]!.topic, partition: alone[0]!.p.partition, fetchOffset: alone[0]!.p.fetchOffset });
       else {
         for (const { topic, p } of alone) {
           const found = await fetch.call(this, { ...request, maxWaitTime: 0, topics: [{ topic, partitions: [p] }] }).then(
@@ -242,7 +261,7 @@ function placeUndecodableBatches(): void {
             (e: unknown) => undecodableBatch(e),
           );
           if (found) {
-            Object.assign(failure.place, { ...found.place, topic, partition: p.partition, fetchOffset: p.fetchOffset });
+            failure.at({ ...found.place, topic, partition: p.partition, fetchOffset: p.fetchOffset });
             break;
           }
         }

@@ -45,6 +45,7 @@ import type { Metrics } from '../observability/metrics.js';
 import type { KafkaColumns } from '../sink/clickhouse/rows.js';
 import { KEY_MISMATCH } from '../pipeline/envelopes.js';
 import type { DeadLetter, SourceRecord, Stream, StreamBatch } from '../pipeline/stream.js';
+import { undecodableBatch } from './codecs.js';
 import { createReliableProducer, ensureTopics, TOPIC_CONFIG } from './kafka.js';
 import { within } from './within.js';
 
@@ -273,8 +274,23 @@ export class Ingestor {
       log.info('joined consumer group', { memberId: e.payload.memberId, assignment: e.payload.memberAssignment });
     });
     this.consumer.on(this.consumer.events.CRASH, (e) => {
-      if (!e.payload.restart) this.onFatal(e.payload.error);
+      // A batch kafkajs cannot decode is read again by every retry and every
+      // restart: counted, and fatal with where it is (never skipped: its
+      // records would be lost without a trace).
+      const undecodable = undecodableBatch(e.payload.error);
+      if (undecodable) {
+        const { topic, partition } = undecodable.place;
+        this.deps.metrics.undecodableBatches.inc({ topic: topic ?? 'unknown', partition: partition === undefined ? 'unknown' : String(partition) });
+      }
+      if (!e.payload.restart) this.onFatal(undecodable ?? e.payload.error);
       else log.warn('consumer restarting after an error', { error: e.payload.error.message });
+    });
+    // A fetch of only control records or aborted transactional records
+    // never reaches eachBatch: kafkajs resolves it itself, and commits it
+    // only with autoCommit. Its offsets go with the next flush's commit, or
+    // the group would stay behind a transaction's marker for ever.
+    this.consumer.on(this.consumer.events.END_BATCH_PROCESS, (e) => {
+      if (e.payload.batchSize === 0 && !this.stopping && !this.rebalancing) void this.passFiltered(e.payload.topic, e.payload.partition, e.payload.lastOffset);
     });
     await this.consumer.subscribe({ topics, fromBeginning: true });
     await this.consumer.run({
@@ -298,6 +314,26 @@ export class Ingestor {
         });
       }
     }, tick);
+  }
+
+  /**
+   * A fetched batch kafkajs filtered to nothing (control records, aborted
+   * transactions): no record of it is data, so the partition's position
+   * moves past it, committed with the next flush.
+   */
+  private passFiltered(topic: string, partition: number, lastOffset: string): Promise<void> {
+    return this.withLock(() => {
+      const tp = `${topic}:${partition}`;
+      const after = BigInt(lastOffset) + 1n;
+      const next = this.progress.get(tp);
+      // A rebalance since the fetch: the partition's position is the next owner's to move.
+      if (!this.rebalancing && !this.stopping && (next === undefined || after > next)) {
+        if (next !== undefined) this.progress.set(tp, after);
+        if (this.pending.positions.size === 0) this.pending.since = Date.now();
+        this.pending.positions.set(tp, { topic, partition, offset: after.toString() });
+      }
+      return Promise.resolve();
+    });
   }
 
   /** Forgets the buffer and everything read back: it belongs to a generation this member no longer owns. */
@@ -849,7 +885,11 @@ export class Ingestor {
     if (this.stopping) return true;
     this.stopping = true;
     if (this.timer) clearInterval(this.timer);
-    this.consumer.pause(this.streams.map((s) => ({ topic: s.topic })));
+    try {
+      this.consumer.pause(this.streams.map((s) => ({ topic: s.topic })));
+    } catch {
+      // A consumer kafkajs stopped for good (a crash it does not restart from) has no group left to pause.
+    }
     const deadline = Date.now() + this.deps.config.kafka.sessionTimeoutMs;
     while (this.inFlight > 0 && Date.now() < deadline) await sleep(20);
     // After a fatal failure the buffer would only fail again: it is read again on restart.
