@@ -108,9 +108,9 @@ function run(cmd: string, args: string[]): void {
 const java = (...args: string[]): void => run('java', ['-cp', `${KAFKA_LIBS}/*`, JAVA_PRODUCER, ...args]);
 
 /** The codecs of the topic's data batches, as the broker stored them. */
-function codecsStored(ctx: TestContext): Set<number> {
+function codecsStored(ctx: TestContext, topic = ctx.config.kafka.topics.envelopes, partitions = PARTITIONS): Set<number> {
   const codecs = new Set<number>();
-  for (let p = 0; p < PARTITIONS; p++) for (const b of storedBatches(ctx.config.kafka.topics.envelopes, p)) if (!b.control) codecs.add(b.codec);
+  for (let p = 0; p < partitions; p++) for (const b of storedBatches(topic, p)) if (!b.control) codecs.add(b.codec);
   return codecs;
 }
 
@@ -224,4 +224,27 @@ test('a Java transactional producer: nothing of an aborted transaction is stored
     await admin.disconnect();
   }
   await assertStored(ctx, l);
+});
+
+test("agentledger's own producers: produce-demo --compression snappy and craze push --compression zstd write batches of that codec, and ingest stores them all", { skip: stackMissing, timeout: 180_000 }, async () => {
+  const ctx = await world('own_producers');
+  const demo = await runToEnd(['produce-demo', '--loops', '30', '--envelopes', '20', '--payload-bytes', '300', '--compression', 'snappy', '--json'], ctx.env);
+  assert.equal(demo.code, 0, demo.stderr);
+  const produced = JSON.parse(demo.stdout) as { records: number; envelopes: number };
+  assert.equal(produced.records, produced.envelopes);
+  const push = await runToEnd(['craze', 'push', `${REPO_ROOT}test/fixtures/craze/journal/`, '--compression', 'zstd'], ctx.env);
+  assert.equal(push.code, 0, push.stderr + push.stdout);
+  const events = Number(/pushed (\d+) event/.exec(push.stdout)?.[1]);
+  assert.ok(events > 0, push.stdout);
+  assert.deepEqual([...codecsStored(ctx)], [CODEC_ID.snappy], 'produce-demo wrote snappy batches');
+  assert.deepEqual([...codecsStored(ctx, ctx.config.kafka.topics.craze, 4)], [CODEC_ID.zstd], 'craze push wrote zstd batches');
+  const bad = await runToEnd(['produce-demo', '--compression', 'brotli'], ctx.env);
+  assert.equal(bad.code, 2);
+  assert.match(bad.stderr, /--compression takes none, gzip, snappy, lz4, zstd, got "brotli"/);
+
+  await ingest(ctx);
+  const [envelopes] = await query<{ n: string }>(ctx, 'SELECT count() AS n FROM envelopes');
+  assert.equal(Number(envelopes?.n), produced.envelopes);
+  const [craze] = await query<{ n: string }>(ctx, 'SELECT count() AS n FROM craze_events FINAL');
+  assert.equal(Number(craze?.n), events);
 });
