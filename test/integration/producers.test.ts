@@ -226,7 +226,7 @@ test('a Java transactional producer: nothing of an aborted transaction is stored
   await assertStored(ctx, l);
 });
 
-test("agentledger's own producers: produce-demo --compression snappy and craze push --compression zstd write batches of that codec, and ingest stores them all", { skip: stackMissing, timeout: 180_000 }, async () => {
+test("agentledger's own producers: produce-demo --compression snappy and lz4 and craze push --compression zstd write batches of that codec, which the Java client reads, and ingest stores them all", { skip: javaMissing, timeout: 180_000 }, async () => {
   const ctx = await world('own_producers');
   const demo = await runToEnd(['produce-demo', '--loops', '30', '--envelopes', '20', '--payload-bytes', '300', '--compression', 'snappy', '--json'], ctx.env);
   assert.equal(demo.code, 0, demo.stderr);
@@ -238,6 +238,18 @@ test("agentledger's own producers: produce-demo --compression snappy and craze p
   assert.ok(events > 0, push.stdout);
   assert.deepEqual([...codecsStored(ctx)], [CODEC_ID.snappy], 'produce-demo wrote snappy batches');
   assert.deepEqual([...codecsStored(ctx, ctx.config.kafka.topics.craze, 4)], [CODEC_ID.zstd], 'craze push wrote zstd batches');
+  // The same with lz4, to a topic of its own that only the Java client reads.
+  const lz4Topic = `${ctx.config.kafka.topics.envelopes}.lz4`;
+  const lz4 = await runToEnd(['produce-demo', '--loops', '30', '--envelopes', '20', '--payload-bytes', '300', '--compression', 'lz4'], { ...ctx.env, AGENTLEDGER_ENVELOPE_TOPIC: lz4Topic });
+  assert.equal(lz4.code, 0, lz4.stderr);
+  assert.deepEqual([...codecsStored(ctx, lz4Topic, 4)], [CODEC_ID.lz4], 'produce-demo wrote lz4 batches');
+  try {
+    java('count', ctx.config.kafka.brokers.join(','), `${ctx.config.kafka.topics.envelopes}=${produced.records}`, `${lz4Topic}=${produced.records}`, `${ctx.config.kafka.topics.craze}=${events}`);
+  } finally {
+    const admin = new Kafka({ clientId: 'test-cleanup', brokers: [...ctx.config.kafka.brokers], logLevel: logLevel.NOTHING }).admin();
+    await admin.connect();
+    await admin.deleteTopics({ topics: [lz4Topic] }).finally(() => admin.disconnect());
+  }
   const bad = await runToEnd(['produce-demo', '--compression', 'brotli'], ctx.env);
   assert.equal(bad.code, 2);
   assert.match(bad.stderr, /--compression takes none, gzip, snappy, lz4, zstd, got "brotli"/);
