@@ -233,6 +233,17 @@ export const envSchema = z.object({
    * still committed only after their rows are durable). Default `true`.
    */
   AGENTLEDGER_BATCH_OVERLAP: flag.default(true),
+  /**
+   * The stall watchdog of `ingest`: when no rows were made durable for this
+   * long while records wait in its partitions (or Kafka does not answer
+   * the check), it says why and exits 1 for its supervisor to restart it.
+   * `0` turns it off. Default `300000`.
+   */
+  AGENTLEDGER_INGEST_STALL_EXIT_MS: z.coerce
+    .number({ message: 'expected a whole number' })
+    .int('expected a whole number')
+    .refine((n) => n === 0 || (n >= 1000 && n <= 86_400_000), 'expected 0 (off) or a number from 1000 to 86400000')
+    .default(300_000),
   /** Port of the Prometheus `/metrics` endpoint; `0` turns it off. Default `9464`. */
   AGENTLEDGER_METRICS_PORT: z.coerce
     .number({ message: 'expected a port number' })
@@ -332,6 +343,8 @@ export interface Config {
   readonly rollups: { readonly sweepMs: number; readonly lateMs: number; readonly compactMs: number; readonly scanLoops: number };
   readonly alerts: AlertsConfig;
   readonly batch: { readonly maxRows: number; readonly maxWaitMs: number; readonly maxBytes: number; readonly overlap: boolean };
+  /** AGENTLEDGER_INGEST_STALL_EXIT_MS (0: off). */
+  readonly stallExitMs: number;
   readonly envelopes: { readonly seqEncoding: 'binary' | 'decimal'; readonly maxPayloadBytes: number };
   readonly metricsPort: number;
   /** The worker's metrics port (0: off). */
@@ -426,6 +439,7 @@ export function parseConfig(env: NodeJS.ProcessEnv): Config {
           : { url: e.AGENTLEDGER_ALERT_WEBHOOK_URL, secret: e.AGENTLEDGER_ALERT_WEBHOOK_SECRET, timeoutMs: e.AGENTLEDGER_ALERT_WEBHOOK_TIMEOUT_MS },
     },
     batch: { maxRows: e.AGENTLEDGER_BATCH_MAX_ROWS, maxWaitMs: e.AGENTLEDGER_BATCH_MAX_WAIT_MS, maxBytes: e.AGENTLEDGER_BATCH_MAX_BYTES, overlap: e.AGENTLEDGER_BATCH_OVERLAP },
+    stallExitMs: e.AGENTLEDGER_INGEST_STALL_EXIT_MS,
     envelopes: { seqEncoding: e.AGENTLEDGER_SEQ_ENCODING, maxPayloadBytes: e.AGENTLEDGER_MAX_PAYLOAD_BYTES },
     metricsPort: e.AGENTLEDGER_METRICS_PORT,
     workerMetricsPort: e.AGENTLEDGER_WORKER_METRICS_PORT,
