@@ -6,8 +6,10 @@
  * offsets and which codec, count it in agentledger_undecodable_batches_total,
  * and store and commit nothing from that batch on.
  *
- * The broker validates a batch when it is produced (CRC, codec,
- * decompression), so the bad batch is made after it was stored: the test
+ * The broker checks a batch when it is produced (Kafka 4.1 refuses both a
+ * broken gzip trailer and codec id 6 with UNKNOWN_SERVER_ERROR, tried with a
+ * kafkajs producer given such codecs), so the bad batch is made after it was
+ * stored: the test
  * rewrites bytes of the partition's log segment, which the broker then serves
  * as they are (kafkajs checks no CRC). Only on the local stack, where the
  * broker's files are on this machine; skipped, saying so, elsewhere.
