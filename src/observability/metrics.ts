@@ -53,6 +53,12 @@ export function createMetrics() {
       labelNames: ['topic'] as const,
       registers: [registry],
     }),
+    undecodableBatches: new Counter({
+      name: 'agentledger_undecodable_batches_total',
+      help: 'Record batches the consumer could not decode (a corrupt compressed payload, a codec id Kafka does not define), by topic and partition (unknown when kafkajs could not tell); ingest stops at each, nothing is skipped',
+      labelNames: ['topic', 'partition'] as const,
+      registers: [registry],
+    }),
     fenced: new Counter({
       name: 'agentledger_fenced_flushes_total',
       help: 'Flushes refused because this member no longer owned its partitions (its buffer was dropped for the new owner)',

@@ -45,6 +45,7 @@ import type { Metrics } from '../observability/metrics.js';
 import type { KafkaColumns } from '../sink/clickhouse/rows.js';
 import { KEY_MISMATCH } from '../pipeline/envelopes.js';
 import type { DeadLetter, SourceRecord, Stream, StreamBatch } from '../pipeline/stream.js';
+import { undecodableBatch } from './codecs.js';
 import { createReliableProducer, ensureTopics, TOPIC_CONFIG } from './kafka.js';
 import { within } from './within.js';
 
@@ -291,7 +292,15 @@ export class Ingestor {
       );
     });
     this.consumer.on(this.consumer.events.CRASH, (e) => {
-      if (!e.payload.restart) this.onFatal(e.payload.error);
+      // A batch kafkajs cannot decode is read again by every retry and every
+      // restart: counted, and fatal with where it is (never skipped: its
+      // records would be lost without a trace).
+      const undecodable = undecodableBatch(e.payload.error);
+      if (undecodable) {
+        const { topic, partition } = undecodable.place;
+        this.deps.metrics.undecodableBatches.inc({ topic: topic ?? 'unknown', partition: partition === undefined ? 'unknown' : String(partition) });
+      }
+      if (!e.payload.restart) this.onFatal(undecodable ?? e.payload.error);
       else log.warn('consumer restarting after an error', { error: e.payload.error.message });
     });
     await this.consumer.subscribe({ topics, fromBeginning: true });
@@ -933,7 +942,11 @@ export class Ingestor {
     if (this.stopping) return true;
     this.stopping = true;
     if (this.timer) clearInterval(this.timer);
-    this.consumer.pause(this.streams.map((s) => ({ topic: s.topic })));
+    try {
+      this.consumer.pause(this.streams.map((s) => ({ topic: s.topic })));
+    } catch {
+      // A consumer kafkajs stopped for good (a crash it does not restart from) has no group left to pause.
+    }
     const deadline = Date.now() + this.deps.config.kafka.sessionTimeoutMs;
     while (this.inFlight > 0 && Date.now() < deadline) await sleep(20);
     // After a fatal failure the buffer would only fail again: it is read again on restart.

@@ -8,6 +8,7 @@ import type { ConnectionOptions } from 'node:tls';
 import { Kafka, logLevel as KafkaLogLevel, Partitioners, type Admin, type KafkaConfig, type LogEntry, type Producer } from 'kafkajs';
 import type { Config } from '../config/index.js';
 import type { Logger } from '../observability/logger.js';
+import { registerCodecs } from './codecs.js';
 
 export type KafkaSettings = Config['kafka'];
 
@@ -121,6 +122,9 @@ export function kafkaClientConfig(settings: KafkaSettings, log: Logger, phase: '
 const startupClients = new WeakMap<Kafka, { readonly client: Kafka; readonly brokers: string }>();
 
 export function createKafka(settings: KafkaSettings, log: Logger): Kafka {
+  // Every client of the process reads and writes snappy, lz4 and zstd
+  // batches (kafkajs alone refuses them): one table, registered once.
+  registerCodecs();
   const kafka = new Kafka(kafkaClientConfig(settings, log, 'running'));
   // ensureTopics gets only the client (its callers hold nothing else): the
   // twin is found from it. Making a client opens no connection.
