@@ -125,6 +125,8 @@ test('every query is SQL the checks can run: non-empty, the SQL editor, table or
     assert.ok(!/;\s*\S/.test(q.sql), `${q.label}: one statement`);
     const expanded = expandMacros(q.sql, ctx);
     assert.ok(!expanded.includes('$'), `${q.label}: a $ left after expansion (a Grafana variable the checks cannot run): ${expanded}`);
+    // What ClickHouse 18.16 lacks, which $__timeInterval, $__timeGroup and the _ms macros expand to (the 18.16 run refuses it too).
+    for (const missing of ['toStartOfInterval', 'toDateTime64', 'fromUnixTimestamp64Milli']) assert.ok(!expanded.includes(missing), `${q.label}: ${missing} does not exist on ClickHouse 18.16`);
   }
 });
 
