@@ -192,6 +192,42 @@ test('the check can fail: a panel bucketed by $__timeInterval (toStartOfInterval
   await assert.rejects(run(bad), (e: unknown) => clickhouseErrorCode(e) === 46, 'UNKNOWN_FUNCTION');
 });
 
+test('max_execution_time, which the plugin\'s client sends with every query: allowed to agentledger_dashboard on the compose stack\'s ClickHouse, refused on 18.16', async (t) => {
+  const who = ctx.services.deployment;
+  const asDashboard = (settings: Record<string, number>) =>
+    createClient({
+      url: ctx.services.clickhouseUrl,
+      username: who.dashboard.user,
+      password: who.dashboard.password,
+      database: who.database,
+      compression: { request: false, response: false },
+      clickhouse_settings: settings,
+      log: { level: ClickHouseLogLevel.OFF },
+    });
+  const select1 = async (settings: Record<string, number>): Promise<unknown> => {
+    const ch = asDashboard(settings);
+    try {
+      return await ch.query({ query: 'SELECT 1 AS one', format: 'JSONEachRow' }).then((r) => r.json());
+    } finally {
+      await ch.close();
+    }
+  };
+  const [v] = await query<{ v: string }>(ctx, 'SELECT version() AS v');
+  if (String(v?.v).startsWith('18.')) {
+    // No settings constraints there: Grafana needs the Docker stack (infra/clickhouse/docker-dashboard-settings.xml).
+    await assert.rejects(select1({ max_execution_time: 65 }), (e: unknown) => clickhouseErrorCode(e) === 164, 'READONLY on 18.16');
+    return;
+  }
+  if (ctx.services.kind !== 'containers') {
+    t.skip(`ClickHouse ${v?.v} is not the compose stack's (its users files may differ)`);
+    return;
+  }
+  // The plugin's query timeout (60 s) plus its client's few seconds, and the constraint's bound.
+  assert.deepEqual(await select1({ max_execution_time: 65 }), [{ one: 1 }]);
+  await assert.rejects(select1({ max_execution_time: 601 }), 'above the constraint\'s max');
+  await assert.rejects(select1({ max_result_rows: 10 }), 'any other setting stays refused');
+});
+
 test('every panel query runs as agentledger_dashboard on the deployment\'s database', { timeout: 120_000 }, async (t) => {
   const who = ctx.services.deployment;
   // Migrated as the migrator, as least-privilege.test.ts does: the one change made to that database.

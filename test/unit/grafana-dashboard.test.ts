@@ -175,6 +175,16 @@ test('the data source: the plugin, as agentledger_dashboard, the password and da
   assert.match(users, /<agentledger_dashboard>\s*<password from_env="AGENTLEDGER_CLICKHOUSE_DASHBOARD_PASSWORD"\/>/, 'the same variable is that user\'s password');
 });
 
+test('the compose ClickHouse lets the dashboard user set max_execution_time, which the plugin sends with each query, above the data source\'s timeout', () => {
+  const compose = readFileSync(join(REPO_ROOT, 'docker-compose.yml'), 'utf8');
+  assert.match(compose, /^\s+- \.\/infra\/clickhouse\/docker-dashboard-settings\.xml:\/etc\/clickhouse-server\/users\.d\/docker-dashboard-settings\.xml:ro$/m, 'mounted into the compose ClickHouse\'s users.d');
+  const xml = readFileSync(join(REPO_ROOT, 'infra', 'clickhouse', 'docker-dashboard-settings.xml'), 'utf8').replace(/<!--[\s\S]*?-->/g, '');
+  const m = /<profiles>\s*<agentledger_dashboard>\s*<constraints>\s*<max_execution_time>\s*<max>(\d+)<\/max>\s*<changeable_in_readonly\/>\s*<\/max_execution_time>\s*<\/constraints>\s*<\/agentledger_dashboard>\s*<\/profiles>/.exec(xml);
+  assert.ok(m, 'the dashboard profile: max_execution_time changeable in readonly, bounded, and nothing else');
+  // clickhouse-go sends the query's deadline plus a few seconds.
+  assert.ok(Number(m[1]) >= Number(source?.jsonData?.['queryTimeout']) + 10, `max ${m[1]} leaves room above the query timeout`);
+});
+
 test('docker-compose.yml: Grafana with the plugin, the variables the data source reads, the mounts the provisioning files name', () => {
   const g = composeGrafana();
   assert.match(g.image, /^grafana\/grafana:\d+\.\d+\.\d+$/, 'a pinned Grafana image');
