@@ -159,7 +159,10 @@ for (const [i, [option, codec]] of franzCases.entries()) {
     const ctx = await world(`franz_${option}`);
     const l = load(100 + i);
     run(FRANZ_BIN, ['produce', '-brokers', ctx.config.kafka.brokers.join(','), '-topic', ctx.config.kafka.topics.envelopes, '-in', jsonl(`franz-${option}`, l.records), '-compression', option]);
-    assert.deepEqual([...codecsStored(ctx)], [CODEC_ID[codec]], `every batch franz-go wrote is ${codec}`);
+    // franz-go sends a batch uncompressed when compressing would not make it smaller (a small last batch).
+    const stored = [...codecsStored(ctx)];
+    assert.ok(stored.includes(CODEC_ID[codec]), `franz-go wrote ${codec} batches (stored codecs: ${stored.join(', ')})`);
+    assert.deepEqual(stored.filter((c) => c !== CODEC_ID[codec] && c !== CODEC_ID.none), [], `every batch franz-go wrote is ${codec}, or uncompressed`);
     await ingest(ctx);
     await assertStored(ctx, l);
   });
