@@ -403,3 +403,27 @@ export async function compact(ch: ClickHouseClient, admin: ClickHouseClient): Pr
   }
   return obsolete.length;
 }
+
+/** How long the per-sweep records (rollup_sweeps, rollup_claims, alert_sweeps) are kept: a day of history for operators. */
+export const SWEEP_RECORDS_KEPT_MS = 24 * 3600 * 1000;
+
+/**
+ * Drops the per-sweep records older than SWEEP_RECORDS_KEPT_MS before `now`
+ * (ms) from rollup_sweeps, rollup_claims and alert_sweeps, each of which
+ * gains a row per sweep (the alerts' with the rollups', as the one place
+ * the worker holds the migrator's rights), keeping the rows recovery reads:
+ * the highest sweep version and swept stamp, the highest claim, the newest
+ * alert sweep. 18.16 has no TTL: mutations, one per table and only when it
+ * has rows to drop, run with the compaction. Returns the rows dropped.
+ */
+export async function pruneSweepRecords(ch: ClickHouseClient, admin: ClickHouseClient, now: number): Promise<{ sweeps: number; claims: number; alertSweeps: number }> {
+  const before = Math.floor((now - SWEEP_RECORDS_KEPT_MS) / 1000);
+  const [t] = await rows<Record<string, string | number>>(ch, 'sweep_records_tops', { before });
+  const n = (k: string): number => Number(t?.[k] ?? 0);
+  const big = (k: string): bigint => BigInt(t?.[k] ?? 0);
+  const dropped = { sweeps: n('old_sweeps'), claims: n('old_claims'), alertSweeps: n('old_alert_sweeps') };
+  if (dropped.sweeps > 0) await exec(admin, 'rollup_sweeps_prune', { before, top_version: big('sweep_version'), top_through: n('sweep_through') });
+  if (dropped.claims > 0) await exec(admin, 'rollup_claims_prune', { before, top_version: big('claim_version') });
+  if (dropped.alertSweeps > 0) await exec(admin, 'alert_sweeps_prune', { before, top_through: n('alert_through') });
+  return dropped;
+}
