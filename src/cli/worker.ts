@@ -40,18 +40,23 @@ Runs the background jobs on Redis (BullMQ) until SIGTERM or SIGINT:
 - rollups: every AGENTLEDGER_ROLLUP_SWEEP_MS (default 30000) a sweep
   recomputes the hour rollups the rows stored since the last sweep touched
   (README "Rollups"). One sweep runs at a time across all workers (BullMQ
-  global concurrency 1); a sweep killed half-way is redone by the next.
+  global concurrency 1 and a lease in Redis); a sweep killed half-way is
+  redone by the next.
 - alerts: every AGENTLEDGER_ALERT_SWEEP_MS (default 30000) a sweep evaluates
   the alert rules over the loops with news, the unfinished and the gapped
-  (README "Alerts"); between sweeps it runs the evaluations ingest queues
-  for the loops its flushes touched. One alert job runs at a time across all
-  workers. Each transition is recorded in the alerts table and delivered to
-  AGENTLEDGER_ALERT_WEBHOOK_URL
+  (README "Alerts"), AGENTLEDGER_ALERT_CHUNK_LOOPS at a time; beside it, in a
+  queue of their own, the evaluations ingest queues for the loops its
+  flushes touched. Each transition is recorded in the alerts table and
+  delivered to AGENTLEDGER_ALERT_WEBHOOK_URL
   (signed with AGENTLEDGER_ALERT_WEBHOOK_SECRET), retried with backoff.
 Start as many workers as you like, on any machines sharing the Redis and
-ClickHouse: the queue spreads the jobs. A stop waits for the job in hand.
+ClickHouse: the queue spreads the jobs. On SIGTERM or SIGINT the jobs in
+hand stop at their next step and go back to the queue for the next worker,
+within AGENTLEDGER_WORKER_GRACE_MS (default 10000); a killed worker's job is
+taken over by another within about 10 s.
 Every AGENTLEDGER_ROLLUP_COMPACT_MS (default 3600000) a sweep also drops the
-rollup versions later commits made obsolete, with the migrator's rights
+rollup versions later commits made obsolete, and the per-sweep records older
+than a day, with the migrator's rights
 (AGENTLEDGER_CLICKHOUSE_MIGRATOR_*; the local stack's by default); without
 them they are kept, never read (said once at start).
 Redis must answer at start (one line and exit 1 when it does not); a later

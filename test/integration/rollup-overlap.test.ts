@@ -15,14 +15,16 @@ import { MIGRATIONS_DIR } from '../../src/cli/migrate.js';
 import { DATETIME_MAX_SECONDS } from '../../src/decode/time.js';
 import { createRedis } from '../../src/jobs/redis.js';
 import { createLogger } from '../../src/observability/logger.js';
-import { rebuild, RollupOvertaken, sweep, type RollupDeps, type RollupHooks } from '../../src/rollups/rollups.js';
+import { migratorSettings } from '../../src/config/index.js';
+import { pruneSweepRecords, rebuild, RollupOvertaken, sweep, type RollupDeps, type RollupHooks } from '../../src/rollups/rollups.js';
 import { createClickHouse } from '../../src/sink/clickhouse/client.js';
 import { migrate } from '../../src/sink/clickhouse/migrate.js';
-import { query } from '../support/clickhouse.js';
+import { querySql } from '../../src/sink/clickhouse/sql.js';
+import { command, query } from '../support/clickhouse.js';
 import { testContext, type TestContext } from '../support/context.js';
 import { chain } from '../support/envelope-chain.js';
 import { produceEnvelopes } from '../support/envelope-topic.js';
-import { runCli } from '../support/processes.js';
+import { runCli, sleep } from '../support/processes.js';
 
 const log = createLogger('error');
 let ctx: TestContext;
@@ -188,4 +190,40 @@ test('one sweep at a time: a sweep while another holds the lease does nothing; o
   await assert.rejects(c, RollupOvertaken);
   await redis.del(leaseKey());
   await assertExact('after the frozen holder');
+});
+
+test('the per-sweep records older than a day are dropped, but the ones recovery reads', async () => {
+  const day = 86_400;
+  const old = Math.floor(Date.now() / 1000) - 2 * day;
+  const [top] = await query<{ v: string; through: string }>(ctx, 'SELECT toString(max(version)) AS v, toString(toUInt32(max(seen_through))) AS through FROM rollup_sweeps');
+  // A day's worth of history from before: sweeps, claims and alert sweeps two days old.
+  await command(ctx, `INSERT INTO rollup_sweeps (version, seen_through, hours, finished_at) VALUES (1000001, toDateTime(${old}), 1, toDateTime(${old})), (1000002, toDateTime(${old}), 1, toDateTime(${old}))`);
+  await command(ctx, `INSERT INTO rollup_claims (version, claimant, claimed_at) VALUES (0, 'old-a', toDateTime(${old})), (1, 'old-b', toDateTime(${old}))`);
+  await command(ctx, `INSERT INTO alert_sweeps (seen_through, evaluated, transitions, finished_at) VALUES (toDateTime(${old}), 1, 0, toDateTime(${old})), (toDateTime(${old + 60}), 1, 0, toDateTime(${old}))`);
+  const marksBefore = await query(ctx, querySql('rollup_watermarks'));
+  const admin = createClickHouse(migratorSettings(ctx.config.clickhouse));
+  try {
+    const dropped = await pruneSweepRecords(ch, admin, Date.now());
+    // The two old sweeps have versions above every real one: the highest is kept, as recovery reads it.
+    assert.deepEqual(dropped, { sweeps: 1, claims: 2, alertSweeps: 1 });
+  } finally {
+    await admin.close();
+  }
+  for (let i = 0; ; i++) {
+    const [left] = await query<{ s: string; c: string; a: string }>(
+      ctx,
+      `SELECT toString((SELECT count() FROM rollup_sweeps WHERE finished_at = toDateTime(${old}))) AS s,
+              toString((SELECT count() FROM rollup_claims WHERE claimed_at = toDateTime(${old}))) AS c,
+              toString((SELECT count() FROM alert_sweeps WHERE finished_at = toDateTime(${old}))) AS a`,
+    );
+    if (left!.s === '1' && left!.c === '0' && left!.a === '1') break;
+    assert.ok(i < 600, `the prune's mutations done in 60 s: ${JSON.stringify(left)}`);
+    await sleep(100);
+  }
+  assert.deepEqual(await query(ctx, querySql('rollup_watermarks')), marksBefore, 'the watermarks recovery reads are unchanged');
+  const [kept] = await query<{ v: string }>(ctx, 'SELECT toString(max(version)) AS v FROM rollup_sweeps');
+  assert.equal(kept!.v, '1000002');
+  assert.ok(BigInt(top!.v) > 0n);
+  const [recent] = await query<{ n: string }>(ctx, `SELECT toString(count()) AS n FROM rollup_sweeps WHERE version = ${top!.v}`);
+  assert.equal(recent!.n, '1', 'a sweep of today stays');
 });
