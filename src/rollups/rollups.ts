@@ -347,6 +347,8 @@ async function sweepLeased(deps: RollupDeps, lateMs: number, lease: Lease): Prom
   const hours = new Set(hoursOf(await rows<{ h: number }>(ch, 'rollup_hours_ingested', { since })));
   const [tree] = await rows<{ n: string | number }>(ch, 'rollup_tree_changes', { since });
   const changed = Number(tree?.n ?? 0) > 0 ? await refreshRoots(deps, version) : [];
+  // The fold can take seconds on a big tree: a stop or a lost lease is taken here too.
+  await claim.check();
   const forks = (await rows<{ loop_id: string }>(ch, 'rollup_fork_loops', { since })).map((r) => r.loop_id);
   // Moved by a sweep that died before recomputing their hours (loop_roots already says so, so the fold sees no change).
   const unswept = (await rows<{ loop_id: string }>(ch, 'rollup_roots_unswept', { since_version: marks.sweptVersion })).map((r) => r.loop_id);
