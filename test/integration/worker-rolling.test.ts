@@ -7,7 +7,11 @@
  * hour's rollups must equal the live view, and the `spend_budget` verdicts
  * the live figures: a root spending exactly its budget never fires (read
  * twice it would), one above it fires once. Each stopped worker exits
- * within its grace, handing its sweep back to the queue.
+ * within its grace, handing its sweep back to the queue. Then two workers
+ * under different queue prefixes on the one database, each with its own
+ * version counter and lease (a deploy pointed at another Redis): both count
+ * on from what ClickHouse holds, and only the claims keep two sweeps from
+ * writing one version (with the old allocation the hours read twice).
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -180,4 +184,34 @@ test('SIGTERM to a worker mid-sweep while another runs, a new one started, twice
   const [twice] = await query<{ n: string }>(ctx, 'SELECT toString(count()) AS n FROM (SELECT version FROM rollup_commits GROUP BY hour, version HAVING count() > 1)');
   assert.equal(twice!.n, '0', 'no hour committed twice under one version');
   process.stderr.write(`worker-rolling: stops ${stopA} ms and ${stopB} ms, last ${stopC} ms, ${checks} checks\n`);
+});
+
+test('two workers on one database under different queue prefixes (each its own counter and lease, as after a deploy pointed at another Redis): no two sweeps write one version, every committed hour equals the live view', { timeout: 120_000 }, async () => {
+  const envA = Object.fromEntries(Object.entries({ ...env, AGENTLEDGER_ALERT_SWEEP_MS: '86400000' }).filter(([k]) => k !== 'AGENTLEDGER_ALERT_BUDGETS_FILE'));
+  const envB = { ...envA, AGENTLEDGER_QUEUE_PREFIX: `${ctx.config.redis.queuePrefix}_b` };
+  const seen: string[] = [];
+  let watching = true;
+  const watcher = (async () => {
+    while (watching) seen.push(...(await mismatches()));
+  })();
+  const sweeps = async (): Promise<number> => Number((await query<{ n: string }>(ctx, 'SELECT toString(count()) AS n FROM rollup_sweeps'))[0]!.n);
+  const before = await sweeps();
+  const workers = [runCli(['worker'], envA), runCli(['worker'], envB)];
+  let swept: unknown;
+  try {
+    swept = await until('ten more sweeps finished', 90_000, async () => ((await sweeps()) >= before + 10 ? true : undefined), workers).catch((err: unknown) => err);
+  } finally {
+    for (const w of workers) w.child.kill('SIGTERM');
+    for (const w of workers) await w.exited;
+    watching = false;
+    await watcher;
+  }
+  assert.deepEqual(seen.slice(0, 10), [], 'never a committed hour off the live view');
+  if (swept !== true) throw swept;
+  // Both counters count on from what ClickHouse holds: a number may come up on both sides (told, not required).
+  const [shared] = await query<{ n: string }>(ctx, 'SELECT toString(count()) AS n FROM (SELECT version FROM rollup_claims GROUP BY version HAVING count() > 1)');
+  assert.deepEqual(await mismatches(), []);
+  const [twice] = await query<{ n: string }>(ctx, 'SELECT toString(count()) AS n FROM (SELECT version FROM rollup_sweeps GROUP BY version HAVING count() > 1)');
+  assert.equal(twice!.n, '0', 'no version recorded by two sweeps');
+  process.stderr.write(`worker-rolling: ${shared!.n} version(s) handed out on both sides, each written by one sweep\n`);
 });
