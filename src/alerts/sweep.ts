@@ -22,7 +22,7 @@ import type { Logger } from '../observability/logger.js';
 import { queryRows, querySql, renderSql } from '../sink/clickhouse/sql.js';
 import { enqueueNotices } from './delivery.js';
 import { budgetSpend, budgetsAt, type Budgets } from './budgets.js';
-import { evaluate, heardSince } from './evaluate.js';
+import { evaluate, heardSince, stuckChildren } from './evaluate.js';
 import { RULE_IDS, spendBudget, type AlertCondition, type AlertRuleConfig, type RuleId, type Severity } from './rules.js';
 import { notificationKey, step, type AlertState, type Notification } from './state.js';
 import { noticeOf } from './webhook.js';
@@ -326,11 +326,13 @@ export async function alertSweep(deps: AlertSweepDeps, now: number): Promise<Ale
   const size = deps.chunkLoops ?? ALERT_CHUNK_LOOPS;
   let evaluated = 0;
   let todo = all.filter((l) => l > cursor.after);
+  // A child reported Stuck by a parent in another chunk is still judged as such.
+  const reported = todo.length > 0 ? await stuckChildren(ch, all) : new Set<string>();
   while (todo.length > 0) {
     if (deps.signal?.aborted) return { evaluated, notified, stopped: true };
     const chunk = todo.slice(0, size);
     const held = await redis.hgetall(stateKey(prefix));
-    notified += await apply(deps, held, await evaluate(ch, chunk, now, deps.rules, deps.lateMs, false), now);
+    notified += await apply(deps, held, await evaluate(ch, chunk, now, deps.rules, deps.lateMs, false, reported), now);
     evaluated += chunk.length;
     const next: SweepCursor = { ...cursor, after: chunk[chunk.length - 1]! };
     const nextText = JSON.stringify(next);
