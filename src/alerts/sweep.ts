@@ -376,6 +376,8 @@ export async function alertEvaluate(
   let notified = await finishPending(deps);
   const size = deps.chunkLoops ?? ALERT_CHUNK_LOOPS;
   let evaluated = 0;
+  // As in a sweep: a child reported Stuck by a parent in another chunk.
+  const reported = loops.length > size ? await stuckChildren(deps.ch, loops) : new Set<string>();
   // At least one pass, for the rates of a job without loops.
   for (let i = 0; i === 0 || i < loops.length; i += size) {
     if (deps.signal?.aborted) {
@@ -390,7 +392,7 @@ export async function alertEvaluate(
     const chosen = [...recent, ...part.filter((l) => firing.has(l))];
     // The rates once, with the last chunk.
     const withRates = rates && last;
-    const conditions = await evaluate(deps.ch, chosen, now, deps.rules, deps.lateMs, withRates);
+    const conditions = await evaluate(deps.ch, chosen, now, deps.rules, deps.lateMs, withRates, reported);
     notified += await apply(deps, held, withRates ? [...conditions, ...gone(held, conditions, ['subagent_failure_rate'])] : conditions, now);
     evaluated += chosen.length;
   }
