@@ -9,7 +9,7 @@ import { EnvelopeStream } from '../pipeline/envelopes.js';
 import { Queue } from 'bullmq';
 import { addNews } from '../alerts/news.js';
 import { AlertTrigger } from '../alerts/trigger.js';
-import { ALERTS_QUEUE } from '../jobs/queues.js';
+import { ALERT_EVALUATIONS_QUEUE } from '../jobs/queues.js';
 import { createProducerRedis } from '../jobs/redis.js';
 import type { KafkaColumns } from '../sink/clickhouse/rows.js';
 import { StallWatchdog } from '../sources/stall-watchdog.js';
@@ -74,7 +74,7 @@ Options:
     let alertQueue: Queue | undefined;
     const producerRedis = config.alerts.evaluateOnIngest ? createProducerRedis(config.redis.url) : undefined;
     if (producerRedis !== undefined) {
-      alertQueue = new Queue(ALERTS_QUEUE, { connection: producerRedis, prefix: config.redis.queuePrefix });
+      alertQueue = new Queue(ALERT_EVALUATIONS_QUEUE, { connection: producerRedis, prefix: config.redis.queuePrefix });
       alertQueue.on('error', () => undefined);
       const queue = alertQueue;
       const send = (loops: string[], rates: boolean): Promise<void> => addNews(producerRedis, queue, config.redis.queuePrefix, loops, rates);

@@ -164,6 +164,12 @@ export const envSchema = z.object({
   /** How often `agentledger worker` evaluates the alert rules, in ms. Default `30000`. */
   AGENTLEDGER_ALERT_SWEEP_MS: positiveInt(86_400_000).default(30_000),
   /**
+   * Loops an alert sweep or evaluation looks at per chunk: a stop waits for
+   * one chunk at most, and a sweep stopped or killed goes on from its last
+   * chunk in the next job. Default `2000`.
+   */
+  AGENTLEDGER_ALERT_CHUNK_LOOPS: positiveInt(100_000).default(2000),
+  /**
    * `agentledger ingest` asks for an alert evaluation of the loops each flush
    * touched (at most once per AGENTLEDGER_ALERT_EVALUATE_GAP_MS, one job waiting at most): a Stuck finish, a broken chain or a
    * failing sub-agent is alerted within seconds, not at the next sweep.
@@ -251,6 +257,14 @@ export const envSchema = z.object({
     .min(0, 'expected a port number 0-65535')
     .max(65535, 'expected a port number 0-65535')
     .default(9464),
+  /**
+   * How long a stopping `agentledger worker` (SIGTERM, SIGINT) waits for its
+   * jobs in hand, in ms: each stops at its next step (a rollup step, a chunk
+   * of alert loops) and is handed back to the queue for the next worker; one
+   * that has not stopped by then is left to lapse (another worker takes it
+   * over within about 10 s). Default `10000`.
+   */
+  AGENTLEDGER_WORKER_GRACE_MS: positiveInt(600_000).default(10_000),
   /** Port of `agentledger worker`'s Prometheus `/metrics` endpoint; `0` turns it off. Default `9465`. */
   AGENTLEDGER_WORKER_METRICS_PORT: z.coerce
     .number({ message: 'expected a port number' })
@@ -307,6 +321,8 @@ export interface WebhookSettings {
 
 export interface AlertsConfig {
   readonly sweepMs: number;
+  /** Loops per chunk of an alert sweep or evaluation. */
+  readonly chunkLoops: number;
   readonly renotifyMs: number;
   readonly evaluateOnIngest: boolean;
   readonly evaluateGapMs: number;
@@ -349,6 +365,8 @@ export interface Config {
   readonly metricsPort: number;
   /** The worker's metrics port (0: off). */
   readonly workerMetricsPort: number;
+  /** How long a stopping worker waits for its jobs in hand, in ms. */
+  readonly workerGraceMs: number;
   readonly metricsHost: string;
   readonly logLevel: Env['AGENTLEDGER_LOG_LEVEL'];
 }
@@ -418,6 +436,7 @@ export function parseConfig(env: NodeJS.ProcessEnv): Config {
     rollups: { sweepMs: e.AGENTLEDGER_ROLLUP_SWEEP_MS, lateMs: e.AGENTLEDGER_ROLLUP_LATE_MS, compactMs: e.AGENTLEDGER_ROLLUP_COMPACT_MS, scanLoops: e.AGENTLEDGER_ROLLUP_SCAN_LOOPS },
     alerts: {
       sweepMs: e.AGENTLEDGER_ALERT_SWEEP_MS,
+      chunkLoops: e.AGENTLEDGER_ALERT_CHUNK_LOOPS,
       renotifyMs: e.AGENTLEDGER_ALERT_RENOTIFY_MS,
       evaluateOnIngest: e.AGENTLEDGER_ALERT_EVALUATE_ON_INGEST,
       evaluateGapMs: e.AGENTLEDGER_ALERT_EVALUATE_GAP_MS,
@@ -443,6 +462,7 @@ export function parseConfig(env: NodeJS.ProcessEnv): Config {
     envelopes: { seqEncoding: e.AGENTLEDGER_SEQ_ENCODING, maxPayloadBytes: e.AGENTLEDGER_MAX_PAYLOAD_BYTES },
     metricsPort: e.AGENTLEDGER_METRICS_PORT,
     workerMetricsPort: e.AGENTLEDGER_WORKER_METRICS_PORT,
+    workerGraceMs: e.AGENTLEDGER_WORKER_GRACE_MS,
     metricsHost: e.AGENTLEDGER_METRICS_HOST,
     logLevel: e.AGENTLEDGER_LOG_LEVEL,
   };
