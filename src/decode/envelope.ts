@@ -1,5 +1,5 @@
 /**
- * Kafka record value -> Envelope (DESIGN.md §1). Accepts Go's encoding/json
+ * Kafka record value -> Envelope (docs/input-contracts.md §1). Accepts Go's encoding/json
  * form of the seed struct (Payload base64, Hash an array of 32 numbers) and
  * the variants non-Go producers write (Hash as 64 hex characters, Payload as
  * the canonical JSON text itself). Anything else is `malformed`, with the
