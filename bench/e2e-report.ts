@@ -9,7 +9,9 @@
  * object per path and round (see `Run`). Per path: min / median / max
  * envelopes/s; ratios of ingest to each other path computed per round, then
  * min / median / max; CPU µs per envelope (ingest's process, ClickHouse's
- * server) as medians; ingest's peak RSS as the maximum over rounds.
+ * server) as medians; ingest's peak RSS as the maximum over rounds. With
+ * --compression, ingest's CPU per envelope on the compressed topic against
+ * the uncompressed one, per round and as the median of the rounds.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
@@ -30,7 +32,7 @@ function fail(message: string): never {
 }
 
 /** The paths, in the order bench/e2e.sh rotates them. */
-const PATHS = ['ingest', 'bare', 'insert', 'kafka-engine', 'ingest-empty', 'ingest-2p', 'ingest-against'] as const;
+const PATHS = ['ingest', 'bare', 'insert', 'kafka-engine', 'ingest-empty', 'ingest-2p', 'ingest-against', 'ingest-compressed'] as const;
 type Path = (typeof PATHS)[number];
 
 interface Meta {
@@ -52,6 +54,8 @@ interface Meta {
   readonly kafkaEngineConsumers: number;
   /** The build --against ran (its dist/ folder), '' when none. */
   readonly against?: string;
+  /** The codec of the second topic the path ingest-compressed reads (--compression), 'none' when there is none. */
+  readonly compression?: string;
 }
 
 /** One path in one round, as bench/e2e.sh measured it. */
@@ -111,8 +115,9 @@ const LABEL: Record<Path, string> = {
   'ingest-empty': 'ingest (empty database)',
   'ingest-2p': 'ingest, 2 processes in one group',
   'ingest-against': `ingest of ${meta.against || 'another build'}`,
+  'ingest-compressed': `ingest, ${meta.compression ?? '?'} batches`,
 };
-const SHORT: Record<Path, string> = { ingest: 'ingest', bare: 'bare', insert: 'insert', 'kafka-engine': 'kafka', 'ingest-empty': 'empty', 'ingest-2p': '2 procs', 'ingest-against': 'against' };
+const SHORT: Record<Path, string> = { ingest: 'ingest', bare: 'bare', insert: 'insert', 'kafka-engine': 'kafka', 'ingest-empty': 'empty', 'ingest-2p': '2 procs', 'ingest-against': 'against', 'ingest-compressed': meta.compression ?? 'compressed' };
 
 // ---------------------------------------------------------------- figures
 
@@ -147,6 +152,7 @@ const RATIOS: readonly { name: string; of: Path; to: Path }[] = [
   ...(present.includes('ingest-empty') ? [{ name: 'prefilled/empty', of: 'ingest' as Path, to: 'ingest-empty' as Path }] : []),
   ...(present.includes('ingest-2p') ? [{ name: '2 processes/1', of: 'ingest-2p' as Path, to: 'ingest' as Path }] : []),
   ...(present.includes('ingest-against') ? [{ name: 'ingest/against', of: 'ingest' as Path, to: 'ingest-against' as Path }] : []),
+  ...(present.includes('ingest-compressed') ? [{ name: `${meta.compression ?? 'compressed'}/none`, of: 'ingest-compressed' as Path, to: 'ingest' as Path }] : []),
 ];
 const ratioSpreads = Object.fromEntries(RATIOS.map((r) => [r.name, spread(ratios(r.to, r.of))])) as Record<string, Spread | null>;
 const ingestRss = Math.max(...runs.filter((r) => r.path === 'ingest' || r.path === 'ingest-empty').map((r) => r.rssMb ?? 0));
@@ -208,6 +214,9 @@ out.push(
     ? [`  2 procs       two ingest processes in one new group and database (2 partitions each); CPU summed, RSS the larger process's`]
     : []),
   ...(present.includes('ingest-against') ? [`  against       the ingest of ${meta.against}, as ingest (its own group and database)`] : []),
+  ...(present.includes('ingest-compressed')
+    ? [`  ${SHORT['ingest-compressed'].padEnd(13)} ingest of the same records produced again with --compression ${meta.compression ?? '?'}, as ingest (its own topic, group and database)`]
+    : []),
   '  bare          kafkajs eachBatch that only counts (same fetch sizes), process start until the last message',
   `  insert        ClickHouse alone inserting ingest's own rows (exported once from round 1) into a freshly migrated database:`,
   `                INSERT INTO envelopes FORMAT ${meta.insertFormat}, ${int(meta.insertRows)} rows per request, one request at a time; first request to last answer`,
@@ -271,6 +280,26 @@ out.push(
   ),
   '',
 );
+// The codec's cost: ingest's own CPU per envelope on the compressed topic
+// against the uncompressed one, each pair measured in the same round.
+const cpuRatios = rounds.flatMap((round) => {
+  const a = runOf(round, 'ingest-compressed');
+  const b = runOf(round, 'ingest');
+  const ua = a && usPer(a.processCpuS, a);
+  const ub = b && usPer(b.processCpuS, b);
+  return ua && ub ? [{ round, compressed: ua, none: ub, ratio: ua / ub }] : [];
+});
+const cpuRatio = spread(cpuRatios.map((c) => c.ratio));
+if (cpuRatios.length > 0) {
+  out.push(`ingest CPU µs per envelope, ${meta.compression ?? '?'} batches against uncompressed (each pair in one round):`);
+  out.push(
+    table(
+      ['round', meta.compression ?? 'compressed', 'none', 'ratio'],
+      cpuRatios.map((c) => [String(c.round), fix(1)(c.compressed), fix(1)(c.none), fix(3)(c.ratio)]),
+    ),
+  );
+  out.push(`  median ratio ${opt(cpuRatio?.median, fix(3))} (min ${opt(cpuRatio?.min, fix(3))}, max ${opt(cpuRatio?.max, fix(3))})`, '');
+}
 if (meta.profile) out.push(`profiles: ${meta.profile} (ingest ran under --cpu-prof: slower than unprofiled)`, '');
 
 out.push('targets:');
@@ -285,7 +314,7 @@ if (args.json) {
       {
         meta,
         runs: runs.map((r) => ({ ...r, envelopesPerSecond: rate(r) })),
-        summary: { perPath, ratios: ratioSpreads, ingestPeakRssMb: ingestRss, targets, pass },
+        summary: { perPath, ratios: ratioSpreads, ingestPeakRssMb: ingestRss, compressionCpu: { perRound: cpuRatios, ratio: cpuRatio }, targets, pass },
       },
       null,
       2,

@@ -7,6 +7,7 @@
 #                [--insert-format TabSeparated] [--insert-rows 5000] [--prefill N]
 #                [--batch-rows N] [--json FILE] [--no-gate] [--keep] [--no-build]
 #                [--profile DIR] [--dist DIR] [--two-processes] [--against DIR]
+#                [--compression none|gzip|snappy|lz4|zstd]
 #
 # 1. produce-demo writes loops x envelopes-per-loop (~1 KB each; by default
 #    400,000 envelopes over 10,000 loops) to a fresh 4-partition topic
@@ -60,6 +61,12 @@
 #      git worktree add /tmp/base HEAD~1 && ln -s $PWD/node_modules /tmp/base/
 #      (cd /tmp/base && npx tsc -p tsconfig.json --outDir dist)
 #      bash bench/e2e.sh --no-gate --against /tmp/base/dist
+#    --compression C (not none): the same records are also produced, not
+#    timed, to a second topic bench.<ts>.envelopes-C with produce-demo
+#    --compression C, and each round also runs the path ingest-compressed,
+#    ingest of that topic (its own group and database), timed and checked
+#    as ingest; the report prints ingest's CPU µs per envelope on both
+#    topics and their ratio, per round and the median.
 # 3. prints every round, per path min / median / max envelopes/s, the
 #    ratios ingest/bare, ingest/insert, ingest/kafka-engine (per round, then
 #    min / median / max), CPU µs per envelope (medians), ingest's peak RSS,
@@ -84,6 +91,7 @@ PER_LOOP=40
 PAYLOAD_BYTES=1024
 TWO_PROCESSES=0
 AGAINST=""
+COMPRESSION=none
 ROUNDS=5
 INSERT_FORMAT=TabSeparated
 INSERT_ROWS=5000
@@ -118,11 +126,13 @@ while [ $# -gt 0 ]; do
     --dist) DIST=${2%/}; shift 2 ;;
     --two-processes) TWO_PROCESSES=1; shift ;;
     --against) AGAINST=$(cd "$CALLER_DIR" && absolute "${2%/}"); shift 2 ;;
+    --compression) COMPRESSION=$2; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) echo "e2e.sh: unknown option $1" >&2; usage >&2; exit 2 ;;
   esac
 done
 case "$INSERT_FORMAT" in JSONEachRow|TabSeparated|TSV) ;; *) echo "e2e.sh: --insert-format is JSONEachRow, TabSeparated or TSV" >&2; exit 2 ;; esac
+case "$COMPRESSION" in none|gzip|snappy|lz4|zstd) ;; *) echo "e2e.sh: --compression is none, gzip, snappy, lz4 or zstd" >&2; exit 2 ;; esac
 # bin/agentledger.js loads dist/; a build elsewhere is run through its own launcher.
 if [ "$DIST" = dist ]; then CLI=bin/agentledger.js; else CLI="$DIST/bench/e2e-cli.js"; fi
 if [ -n "$AGAINST" ] && [ ! -f "$AGAINST/bench/e2e-cli.js" ]; then
@@ -140,6 +150,9 @@ unset AGENTLEDGER_CLICKHOUSE_MIGRATOR_USER AGENTLEDGER_CLICKHOUSE_MIGRATOR_PASSW
 
 TS=$(date -u +%Y%m%d%H%M%S)
 TOPIC="bench.${TS}.envelopes"
+# The same records with --compression, for the path ingest-compressed.
+TOPIC_C=""
+[ "$COMPRESSION" = none ] || TOPIC_C="bench.${TS}.envelopes-${COMPRESSION}"
 DLQ="bench.${TS}.dlq"
 WORK=$(mktemp -d "/tmp/agentledger-e2e.${TS}.XXXX")
 RUNS="$WORK/runs.jsonl"
@@ -198,7 +211,7 @@ cleanup() {
     log "cleaning up: databases, topics, groups"
     for db in "${DATABASES[@]}"; do ch "DROP DATABASE IF EXISTS ${db}" >/dev/null || log "could not drop database $db"; done
     local groups; groups=$(IFS=,; echo "${GROUPS_MADE[*]:-}")
-    node "$DIST/bench/e2e-bare.js" cleanup --brokers "$BROKERS" --topics "$TOPIC,$DLQ" --groups "$groups" >&2 || log "Kafka clean-up failed"
+    node "$DIST/bench/e2e-bare.js" cleanup --brokers "$BROKERS" --topics "$TOPIC,$DLQ${TOPIC_C:+,$TOPIC_C}" --groups "$groups" >&2 || log "Kafka clean-up failed"
     # After the report (PASS or FAIL) nothing is left to look into; after a failure, the logs are.
     if [ $rc = 0 ] || [ $REPORTED = 1 ]; then rm -rf "$WORK"; else log "logs kept in $WORK"; fi
   fi
@@ -258,6 +271,14 @@ ENVELOPES=$(json_field envelopes <"$WORK/produce.json")
 PRODUCE_S=$(json_field seconds <"$WORK/produce.json")
 if [ "$RECORDS" != "$ENVELOPES" ]; then echo "e2e.sh: produced $RECORDS records for $ENVELOPES envelopes (expected equal: no violations planted)" >&2; exit 1; fi
 log "produced $(fmt_int "$RECORDS") records in ${PRODUCE_S} s"
+if [ -n "$TOPIC_C" ]; then
+  log "producing the same records with --compression ${COMPRESSION} to ${TOPIC_C}"
+  AGENTLEDGER_ENVELOPE_TOPIC="$TOPIC_C" AGENTLEDGER_DLQ_TOPIC="$DLQ" AGENTLEDGER_KAFKA_BROKERS="$BROKERS" AGENTLEDGER_LOG_LEVEL=warn \
+    node "$CLI" produce-demo --loops "$LOOPS" --envelopes "$PER_LOOP" --payload-bytes "$PAYLOAD_BYTES" --compression "$COMPRESSION" --json \
+    >"$WORK/produce-${COMPRESSION}.json" 2>"$WORK/produce-${COMPRESSION}.log"
+  [ "$(json_field records <"$WORK/produce-${COMPRESSION}.json")" = "$RECORDS" ] || { echo "e2e.sh: the ${COMPRESSION} topic got another record count" >&2; exit 1; }
+  log "produced them in $(json_field seconds <"$WORK/produce-${COMPRESSION}.json") s"
+fi
 
 # ---------------------------------------------------------------- prefill (not timed)
 
@@ -327,9 +348,11 @@ unfill_round() {
 # ---------------------------------------------------------------- the paths
 
 # run_ingest PATH ROUND SLOT: PATH is ingest (into the prefilled database
-# when --prefill), ingest-empty, ingest-2p or ingest-against.
+# when --prefill), ingest-empty, ingest-2p, ingest-against or
+# ingest-compressed (the --compression topic).
 run_ingest() {
-  local path=$1 round=$2 slot=$3 db group base=0
+  local path=$1 round=$2 slot=$3 db group base=0 topic=$TOPIC
+  [ "$path" = ingest-compressed ] && topic=$TOPIC_C
   group="bench.${TS}.${path}.r${round}"
   if [ "$path" = ingest ] && [ -n "$PREFILL_DB" ]; then db=$PREFILL_DB; base=$PREFILL; else db="bench_${TS}_${path//-/_}_r${round}"; DATABASES+=("$db"); fi
   GROUPS_MADE+=("$group")
@@ -346,7 +369,7 @@ run_ingest() {
   start=$(now_ns)
   CHILD_PIDS=()
   for ((p = 1; p <= processes; p++)); do
-    env AGENTLEDGER_ENVELOPE_TOPIC="$TOPIC" AGENTLEDGER_DLQ_TOPIC="$DLQ" AGENTLEDGER_KAFKA_BROKERS="$BROKERS" \
+    env AGENTLEDGER_ENVELOPE_TOPIC="$topic" AGENTLEDGER_DLQ_TOPIC="$DLQ" AGENTLEDGER_KAFKA_BROKERS="$BROKERS" \
       AGENTLEDGER_KAFKA_GROUP_ID="$group" AGENTLEDGER_CLICKHOUSE_DATABASE="$db" AGENTLEDGER_METRICS_PORT=0 "${batch_env[@]}" \
       "${node_cmd[@]}" "$cli" ingest --idle-exit-ms 5000 2>"${logf%.log}${p/#1/}.log" &
     CHILD_PIDS+=($!)
@@ -384,12 +407,12 @@ run_ingest() {
   CHILD_PIDS=()
   [ "$rc" = 0 ] || log "warning: ingest exited with $rc; log: $logf"
   if [ $(( $(ch "SELECT count() FROM envelopes" "$db") - base )) != "$RECORDS" ]; then echo "e2e.sh: row count is not $RECORDS after the ingest exited" >&2; exit 1; fi
-  local bad; bad=$(ch "SELECT count() FROM envelopes WHERE kafka_topic = '${TOPIC}' AND verdict != 'ok'" "$db")
+  local bad; bad=$(ch "SELECT count() FROM envelopes WHERE kafka_topic = '${topic}' AND verdict != 'ok'" "$db")
   [ "$bad" = 0 ] || log "warning: $bad rows with a verdict other than ok"
   if [ ! -s "$EXPORT" ]; then
     # The insert path's rows: this ingest's own, in about the order they arrived.
     log "  exporting this round's envelopes rows (FORMAT ${INSERT_FORMAT}) for the insert path"
-    ch_to "$EXPORT" "" "SELECT * FROM envelopes WHERE kafka_topic = '${TOPIC}' ORDER BY ingested_at, kafka_offset, kafka_partition FORMAT ${INSERT_FORMAT}" "$db" \
+    ch_to "$EXPORT" "" "SELECT * FROM envelopes WHERE kafka_topic = '${topic}' ORDER BY ingested_at, kafka_offset, kafka_partition FORMAT ${INSERT_FORMAT}" "$db" \
       "max_bytes_before_external_sort=1000000000"
     local lines; lines=$(wc -l <"$EXPORT")
     [ "$lines" = "$RECORDS" ] || { echo "e2e.sh: the export holds $lines rows, not $RECORDS" >&2; exit 1; }
@@ -471,6 +494,7 @@ PATHS=(ingest bare insert kafka-engine)
 [ "$PREFILL" -gt 0 ] && PATHS+=(ingest-empty)
 [ "$TWO_PROCESSES" = 1 ] && PATHS+=(ingest-2p)
 [ -n "$AGAINST" ] && PATHS+=(ingest-against)
+[ -n "$TOPIC_C" ] && PATHS+=(ingest-compressed)
 : >"$RUNS"
 settle_merges
 for ((round = 1; round <= ROUNDS; round++)); do
@@ -481,7 +505,7 @@ for ((round = 1; round <= ROUNDS; round++)); do
     CH_PID=$(service_pid clickhouse); KAFKA_PID=$(service_pid kafka)
     settle_merges
     case "$path" in
-      ingest|ingest-empty|ingest-2p|ingest-against) run_ingest "$path" "$round" $((k + 1)) ;;
+      ingest|ingest-empty|ingest-2p|ingest-against|ingest-compressed) run_ingest "$path" "$round" $((k + 1)) ;;
       bare) run_bare "$round" $((k + 1)) ;;
       insert) run_insert "$round" $((k + 1)) ;;
       kafka-engine) run_kafka_engine "$round" $((k + 1)) ;;
@@ -494,7 +518,7 @@ done
 cat >"$WORK/meta.json" <<EOF
 {"date":"$(date -u +%Y-%m-%dT%H:%M:%SZ)","topic":"${TOPIC}","partitions":4,"envelopes":${RECORDS},"loops":${LOOPS},"perLoop":${PER_LOOP},
  "payloadBytes":${PAYLOAD_BYTES},"produceSeconds":${PRODUCE_S},"rounds":${ROUNDS},"prefill":${PREFILL},"insertFormat":"${INSERT_FORMAT}",
- "insertRows":${INSERT_ROWS},"batchRows":"${BATCH_ROWS}","profile":"${PROFILE_DIR}","clickhouseVersion":"${CH_VERSION}","kafkaEngineConsumers":1,"against":"${AGAINST}"}
+ "insertRows":${INSERT_ROWS},"batchRows":"${BATCH_ROWS}","profile":"${PROFILE_DIR}","clickhouseVersion":"${CH_VERSION}","kafkaEngineConsumers":1,"against":"${AGAINST}","compression":"${COMPRESSION}"}
 EOF
 echo
 report_args=(--meta "$WORK/meta.json" --runs "$RUNS")

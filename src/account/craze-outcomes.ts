@@ -1,5 +1,5 @@
 /**
- * craze outcomes (DESIGN.md §2): what one codec event says, on its own, about a
+ * craze outcomes (docs/input-contracts.md §2): what one codec event says, on its own, about a
  * turn, a sub-agent, a tool call, an ask, a compaction or an error.
  *
  * Per event only, pure, no state: these are the values each craze_events row

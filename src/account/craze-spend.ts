@@ -1,5 +1,5 @@
 /**
- * craze spend (DESIGN.md §2): what each usage report of one (session,
+ * craze spend (docs/input-contracts.md §2): what each usage report of one (session,
  * incarnation) spent, and the small state that carries the method across restarts.
  *
  * Pure: no I/O, no clock. `CrazeSpendEvent` is the minimal shape read here,

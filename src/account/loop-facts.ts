@@ -3,7 +3,7 @@
  * carries (migration 0008), the one source the spend ledger sums.
  *
  * The facts ride on the envelope's own row, written by the same single insert,
- * so no derived write can drift from it (DESIGN.md §4). Kinds and values come
+ * so no derived write can drift from it (docs/input-contracts.md §4). Kinds and values come
  * from the decoder, which has already refused what no column can hold (a USD
  * amount beyond Int64 picodollars, a lone surrogate in a string member), so
  * `verify` and ingest judge a record alike: kinds classified, integers exact

@@ -108,6 +108,11 @@ async function withFilledGaps(ch: ClickHouseClient, findings: readonly ChainFind
   });
 }
 
+/** The children these loops reported Stuck. */
+export async function stuckChildren(ch: ClickHouseClient, loops: readonly string[]): Promise<Set<string>> {
+  return new Set((await perLoop<{ child: string }>(ch, 'alert_stuck_children', loops)).map((r) => r.child));
+}
+
 /** Of these loops, those with an envelope timed at or after `sinceMs`: what a backfill of older traffic is not. */
 export async function heardSince(ch: ClickHouseClient, loops: readonly string[], sinceMs: number): Promise<string[]> {
   return (await perLoop<{ loop_id: string; last_ms: string }>(ch, 'alert_loop_last', loops)).filter((r) => Number(r.last_ms) >= sinceMs).map((r) => r.loop_id);
@@ -126,9 +131,16 @@ export async function evaluate(
   config: AlertRuleConfig,
   lateMs: number,
   rates = true,
+  /**
+   * Loops reported Stuck by a parent among a larger set than `loops` (a
+   * sweep's chunk: its parent may be in another chunk), so a child judged
+   * apart from its parent is still taken as reported Stuck.
+   */
+  reportedStuck: ReadonlySet<string> = new Set(),
 ): Promise<AlertCondition[]> {
-  const stuckChildren = new Set((await perLoop<{ child: string }>(ch, 'alert_stuck_children', loops)).map((r) => r.child));
-  const all = [...new Set([...loops, ...stuckChildren])];
+  const own = await stuckChildren(ch, loops);
+  const stuckChildrenSet = new Set([...own, ...loops.filter((l) => reportedStuck.has(l))]);
+  const all = [...new Set([...loops, ...own])];
   const folds = foldEvents(await perLoop<LoopEvent>(ch, 'alert_loop_events', all));
   const last = new Map((await perLoop<{ loop_id: string; last_ms: string }>(ch, 'alert_loop_last', all)).map((r) => [r.loop_id, Number(r.last_ms)]));
 
@@ -139,7 +151,7 @@ export async function evaluate(
     const fold = folds.get(loopId);
     const lastTime = last.get(loopId);
     if (fold === undefined || lastTime === undefined) continue;
-    warningRows.push({ loopId, finishedOutcome: fold.finishedOutcome, stuckByParent: stuckChildren.has(loopId), warnings: fold.warnings });
+    warningRows.push({ loopId, finishedOutcome: fold.finishedOutcome, stuckByParent: stuckChildrenSet.has(loopId), warnings: fold.warnings });
     activity.push({ loopId, started: fold.started, finished: fold.finishedOutcome !== undefined, lastTime, interruptedSince: fold.interruptedSince });
     for (const [actionId, a] of fold.human) {
       if (a.requestedAt !== undefined) human.push({ loopId, actionId, requestedAt: a.requestedAt, respondedAt: a.respondedAt });

@@ -22,7 +22,7 @@ import type { Logger } from '../observability/logger.js';
 import { queryRows, querySql, renderSql } from '../sink/clickhouse/sql.js';
 import { enqueueNotices } from './delivery.js';
 import { budgetSpend, budgetsAt, type Budgets } from './budgets.js';
-import { evaluate, heardSince } from './evaluate.js';
+import { evaluate, heardSince, stuckChildren } from './evaluate.js';
 import { RULE_IDS, spendBudget, type AlertCondition, type AlertRuleConfig, type RuleId, type Severity } from './rules.js';
 import { notificationKey, step, type AlertState, type Notification } from './state.js';
 import { noticeOf } from './webhook.js';
@@ -42,12 +42,32 @@ export interface AlertSweepDeps {
   readonly log: Logger;
   /** Told each notification recorded and queued (metrics). */
   readonly onNotified?: (rule: RuleId, notification: Notification) => void;
+  /**
+   * Aborted when the work must stop (a worker told to stop): a sweep or an
+   * evaluation stops before its next chunk of loops, its progress kept for
+   * the next job (AlertSweepResult.stopped).
+   */
+  readonly signal?: AbortSignal;
+  /** Loops per chunk (default ALERT_CHUNK_LOOPS; tests make it small). */
+  readonly chunkLoops?: number;
 }
 
 export interface AlertSweepResult {
   readonly evaluated: number;
   readonly notified: number;
+  /**
+   * Stopped by the signal before its end: a sweep's cursor (or an
+   * evaluation's loops left, put back in the news) waits for the next job.
+   */
+  readonly stopped?: boolean;
 }
+
+/**
+ * Loops evaluated per chunk: a chunk's reads, conditions and transitions
+ * take about a second on 18.16, so a stop waits for one chunk at most, and
+ * a sweep over a backlog of 100,000 loops moves its cursor 50 times.
+ */
+export const ALERT_CHUNK_LOOPS = 2000;
 
 /** A stored state, with the notification that is recorded and queued but not yet confirmed. */
 interface Stored extends AlertState {
@@ -57,6 +77,8 @@ interface Stored extends AlertState {
 const rows = queryRows;
 
 const stateKey = (prefix: string): string => `${prefix}:alerts:state`;
+/** Where the sweep in progress is (SweepCursor as JSON): absent between sweeps. */
+const cursorKey = (prefix: string): string => `${prefix}:alerts:sweep-cursor`;
 const seededKey = (prefix: string): string => `${prefix}:alerts:seeded`;
 const field = (rule: string, subject: string): string => JSON.stringify([rule, subject]);
 
@@ -239,24 +261,101 @@ export async function alertWatermark(ch: ClickHouseClient): Promise<void> {
   await rows(ch, 'alert_watermark');
 }
 
-/** One sweep at `now` (ms): every loop with news, unfinished, gapped or firing, and the sub-agent rates. */
+/**
+ * A sweep in progress, kept in Redis after each chunk, so a sweep stopped or
+ * killed half-way is resumed by the next job, not begun again: its
+ * watermarks (what it will record as swept when it ends) and the last loop
+ * (in loop_id order) whose chunk is done.
+ */
+interface SweepCursor {
+  /** When it began (ms). */
+  readonly began: number;
+  /** The newest ingest stamp stored when it began: recorded as swept through at its end. */
+  readonly storedThrough: number;
+  readonly sinceAge: number;
+  readonly sinceNew: number;
+  /** Every loop up to this one (loop_id order) is evaluated ('' : none yet). */
+  readonly after: string;
+}
+
+/** Moves the cursor only if it still holds what this sweep read (two sweeps handed one job never skip a chunk). */
+const SET_IF = `
+if (redis.call('GET', KEYS[1]) or '') ~= ARGV[1] then return 0 end
+if ARGV[2] == '' then redis.call('DEL', KEYS[1]) else redis.call('SET', KEYS[1], ARGV[2]) end
+return 1`;
+
+async function moveCursor(deps: AlertSweepDeps, from: string, to: string): Promise<boolean> {
+  return (await deps.redis.eval(SET_IF, 1, cursorKey(deps.prefix), from, to)) === 1;
+}
+
+/** The cursor of the sweep in progress, or a new one begun at `now` (written only when the first chunk is done). */
+async function currentCursor(deps: AlertSweepDeps, now: number): Promise<{ cursor: SweepCursor; text: string }> {
+  const text = (await deps.redis.get(cursorKey(deps.prefix))) ?? '';
+  if (text !== '') return { cursor: JSON.parse(text) as SweepCursor, text };
+  const [mark] = await rows<{ swept_through: string | number; stored_through: string | number }>(deps.ch, 'alert_watermark');
+  const sweptThrough = Number(mark?.swept_through ?? 0);
+  return {
+    cursor: {
+      began: now,
+      storedThrough: Number(mark?.stored_through ?? 0),
+      sinceAge: Math.max(0, Math.floor((now - deps.rules.maxAgeMs) / 1000)),
+      sinceNew: sweptThrough === 0 ? 0 : Math.max(0, sweptThrough - Math.ceil(deps.lateMs / 1000)),
+      after: '',
+    },
+    text: '',
+  };
+}
+
+/**
+ * One sweep at `now` (ms): every loop with news, unfinished, gapped or
+ * firing, a chunk of loops at a time in loop_id order, each chunk's
+ * transitions made before the cursor moves past it; then the sub-agent
+ * rates and the budgets, and the sweep is recorded. Stopped by the signal,
+ * it returns `stopped` with its cursor kept: the next sweep goes on from
+ * there (with the watermarks this one began with, so nothing stored
+ * meanwhile is taken as seen). A chunk redone after a kill notifies nothing
+ * twice: each state steps by compare-and-set.
+ */
 export async function alertSweep(deps: AlertSweepDeps, now: number): Promise<AlertSweepResult> {
   const { ch, redis, prefix } = deps;
   await seed(deps, now);
-  const pending = await finishPending(deps);
-  const [mark] = await rows<{ swept_through: string | number; stored_through: string | number }>(ch, 'alert_watermark');
-  const sweptThrough = Number(mark?.swept_through ?? 0);
-  const storedThrough = Number(mark?.stored_through ?? 0);
-  const sinceAge = Math.max(0, Math.floor((now - deps.rules.maxAgeMs) / 1000));
-  const sinceNew = sweptThrough === 0 ? 0 : Math.max(0, sweptThrough - Math.ceil(deps.lateMs / 1000));
-  const candidates = (await rows<{ loop_id: string }>(ch, 'alert_candidate_loops', { since_age: sinceAge, since_new: sinceNew })).map((r) => r.loop_id);
+  let notified = await finishPending(deps);
+  let { cursor, text } = await currentCursor(deps, now);
+  const candidates = (await rows<{ loop_id: string }>(ch, 'alert_candidate_loops', { since_age: cursor.sinceAge, since_new: cursor.sinceNew })).map((r) => r.loop_id);
+  const all = [...new Set([...candidates, ...firingLoops(await redis.hgetall(stateKey(prefix)))])].sort();
+  const size = deps.chunkLoops ?? ALERT_CHUNK_LOOPS;
+  let evaluated = 0;
+  let todo = all.filter((l) => l > cursor.after);
+  // A child reported Stuck by a parent in another chunk is still judged as such.
+  const reported = todo.length > 0 ? await stuckChildren(ch, all) : new Set<string>();
+  while (todo.length > 0) {
+    if (deps.signal?.aborted) return { evaluated, notified, stopped: true };
+    const chunk = todo.slice(0, size);
+    const held = await redis.hgetall(stateKey(prefix));
+    notified += await apply(deps, held, await evaluate(ch, chunk, now, deps.rules, deps.lateMs, false, reported), now);
+    evaluated += chunk.length;
+    const next: SweepCursor = { ...cursor, after: chunk[chunk.length - 1]! };
+    const nextText = JSON.stringify(next);
+    if (await moveCursor(deps, text, nextText)) {
+      cursor = next;
+      text = nextText;
+    } else {
+      // Another sweep (a job handed on while this one ran) moved it: go on from where it is.
+      const got = await currentCursor(deps, now);
+      if (got.text === '') return { evaluated, notified };
+      ({ cursor, text } = got);
+    }
+    todo = todo.filter((l) => l > cursor.after);
+  }
+  // The rules over every loop at once: the sub-agent rates and the budgets, and those gone quiet.
   const held = await redis.hgetall(stateKey(prefix));
-  const loops = [...new Set([...candidates, ...firingLoops(held)])];
-  const conditions = [...(await evaluate(ch, loops, now, deps.rules, deps.lateMs)), ...(await budgetConditions(deps, now))];
-  const notified = pending + (await apply(deps, held, [...conditions, ...gone(held, conditions, ['subagent_failure_rate', 'spend_budget'])], now));
+  const conditions = [...(await evaluate(ch, [], now, deps.rules, deps.lateMs, true)), ...(await budgetConditions(deps, now))];
+  notified += await apply(deps, held, [...conditions, ...gone(held, conditions, ['subagent_failure_rate', 'spend_budget'])], now);
   await prune(deps, held, now);
-  await ch.command({ query: renderSql(querySql('alert_sweep_done'), { seen_through: storedThrough, evaluated: loops.length, transitions: notified }) });
-  return { evaluated: loops.length, notified };
+  // Recorded before the cursor goes: a kill between the two redoes the last step only.
+  await ch.command({ query: renderSql(querySql('alert_sweep_done'), { seen_through: cursor.storedThrough, evaluated: all.length, transitions: notified }) });
+  if (text !== '') await moveCursor(deps, text, '');
+  return { evaluated, notified };
 }
 
 /**
@@ -265,16 +364,39 @@ export async function alertSweep(deps: AlertSweepDeps, now: number): Promise<Ale
  * firing, and with `rates` the sub-agent rates. Records no sweep: what it
  * missed, the next sweep looks at.
  */
-export async function alertEvaluate(deps: AlertSweepDeps, loops: readonly string[], rates: boolean, now: number): Promise<AlertSweepResult> {
+export async function alertEvaluate(
+  deps: AlertSweepDeps,
+  loops: readonly string[],
+  rates: boolean,
+  now: number,
+  /** Told the loops a stop left unevaluated (the worker puts them back in the news). */
+  onLeft?: (loops: readonly string[], rates: boolean) => Promise<void>,
+): Promise<AlertSweepResult> {
   await seed(deps, now);
-  const pending = await finishPending(deps);
-  const held = await deps.redis.hgetall(stateKey(deps.prefix));
-  const firing = new Set(firingLoops(held));
-  const recent = await heardSince(deps.ch, loops.filter((l) => !firing.has(l)), now - deps.rules.maxAgeMs);
-  const chosen = [...recent, ...loops.filter((l) => firing.has(l))];
-  const conditions = await evaluate(deps.ch, chosen, now, deps.rules, deps.lateMs, rates);
-  const notified = pending + (await apply(deps, held, rates ? [...conditions, ...gone(held, conditions, ['subagent_failure_rate'])] : conditions, now));
-  return { evaluated: chosen.length, notified };
+  let notified = await finishPending(deps);
+  const size = deps.chunkLoops ?? ALERT_CHUNK_LOOPS;
+  let evaluated = 0;
+  // As in a sweep: a child reported Stuck by a parent in another chunk.
+  const reported = loops.length > size ? await stuckChildren(deps.ch, loops) : new Set<string>();
+  // At least one pass, for the rates of a job without loops.
+  for (let i = 0; i === 0 || i < loops.length; i += size) {
+    if (deps.signal?.aborted) {
+      await onLeft?.(loops.slice(i), rates);
+      return { evaluated, notified, stopped: true };
+    }
+    const part = loops.slice(i, i + size);
+    const last = i + size >= loops.length;
+    const held = await deps.redis.hgetall(stateKey(deps.prefix));
+    const firing = new Set(firingLoops(held));
+    const recent = await heardSince(deps.ch, part.filter((l) => !firing.has(l)), now - deps.rules.maxAgeMs);
+    const chosen = [...recent, ...part.filter((l) => firing.has(l))];
+    // The rates once, with the last chunk.
+    const withRates = rates && last;
+    const conditions = await evaluate(deps.ch, chosen, now, deps.rules, deps.lateMs, withRates, reported);
+    notified += await apply(deps, held, withRates ? [...conditions, ...gone(held, conditions, ['subagent_failure_rate'])] : conditions, now);
+    evaluated += chosen.length;
+  }
+  return { evaluated, notified };
 }
 
 /** The loops whose alert is firing: looked at again whatever their age, so they can resolve. */

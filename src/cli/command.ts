@@ -1,6 +1,7 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { Config } from '../config/index.js';
 import type { Logger } from '../observability/logger.js';
+import { CODEC_NAMES, compressionType, isCodecName } from '../sources/codecs.js';
 
 export interface CommandContext {
   readonly config: Config;
@@ -43,4 +44,11 @@ export function wholeNumberOption(option: string, text: string, min: number): nu
     throw new UsageError(`--${option} expects a whole number from ${min} to ${Number.MAX_SAFE_INTEGER}, got ${JSON.stringify(text)}`);
   }
   return value;
+}
+
+/** `--compression none|gzip|snappy|lz4|zstd` (absent: none) as kafkajs's codec, else a usage error. */
+export function compressionOption(text: string | undefined): ReturnType<typeof compressionType> {
+  const name = text ?? 'none';
+  if (!isCodecName(name)) throw new UsageError(`--compression takes ${CODEC_NAMES.join(', ')}, got ${JSON.stringify(name)}`);
+  return compressionType(name);
 }

@@ -1,12 +1,12 @@
 import { createReadStream } from 'node:fs';
 import { mkdir, readdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import type { Producer } from 'kafkajs';
+import type { CompressionTypes, Producer } from 'kafkajs';
 import { crazeRecordValue, JournalParser, type JournalEvent } from '../sources/craze-journal.js';
 import { createKafka, createReliableProducer, ensureTopics, TOPIC_CONFIG } from '../sources/kafka.js';
 import { MAX_LINE_BYTES, oversizedReason, readLines } from '../sources/lines.js';
 import type { Command, CommandContext } from './command.js';
-import { parseOptions, UsageError } from './command.js';
+import { compressionOption, parseOptions, UsageError } from './command.js';
 import { printable } from './terminal.js';
 
 /** Per journal file: how far it has been sent, so a restarted follower resends nothing. */
@@ -22,6 +22,7 @@ type PushState = Record<string, FileState>;
 const PRINTED_PER_FILE = 20;
 
 const HELP = `Usage: agentledger craze push PATH... [--follow] [--state FILE] [--interval-ms MS]
+                                [--compression C]
 
 Reads craze journal files (or folders of them, recursively: *.jsonl) and
 produces one record per event to AGENTLEDGER_CRAZE_TOPIC, keyed by the craze
@@ -50,6 +51,8 @@ Options:
   --state FILE      where --follow keeps its progress
                     (default ./.agentledger/craze-push-state.json)
   --interval-ms MS  how often --follow looks for new lines (default 250)
+  --compression C   compress the record batches with none (default), gzip,
+                    snappy, lz4 or zstd; ingest reads all five
 
 Exit code: 0 every line was read, 1 a line was skipped unread (the other
 events were still sent), 2 bad usage or settings.`;
@@ -127,7 +130,7 @@ async function pushFile(
   path: string,
   st: FileState,
   producer: Producer,
-  topic: string,
+  to: { readonly topic: string; readonly compression: CompressionTypes },
   totals: Totals,
   final: boolean,
   tails: Map<string, Tail>,
@@ -155,7 +158,7 @@ async function pushFile(
   let parsedLines = tail.lines;
   const send = async (): Promise<void> => {
     if (batch.length > 0) {
-      await producer.send({ topic, acks: -1, messages: batch });
+      await producer.send({ topic: to.topic, acks: -1, compression: to.compression, messages: batch });
       totals.events += batch.length;
       st.lastSeq = Math.max(st.lastSeq, batchLastSeq);
       batch = [];
@@ -231,9 +234,10 @@ function unreadableReporter(totals: Totals, out: (line: string) => void): { repo
 async function push(args: string[], { config, log, out }: CommandContext): Promise<number> {
   const { values, positionals } = parseOptions(
     args,
-    { follow: { type: 'boolean' }, state: { type: 'string' }, 'interval-ms': { type: 'string' } },
+    { follow: { type: 'boolean' }, state: { type: 'string' }, 'interval-ms': { type: 'string' }, compression: { type: 'string' } },
     true,
   );
+  const compression = compressionOption(values.compression);
   if (positionals.length === 0) throw new UsageError('name at least one journal file or folder');
   const interval = Number(values['interval-ms'] ?? 250);
   if (!Number.isInteger(interval) || interval < 10) throw new UsageError('--interval-ms takes a whole number >= 10');
@@ -254,7 +258,7 @@ async function push(args: string[], { config, log, out }: CommandContext): Promi
     if (!values.follow) {
       for (const file of await journalFiles(positionals)) {
         const st = state[file] ?? { offset: 0, lastSeq: 0 };
-        await pushFile(file, st, producer, topic, totals, true, tails, unreadable.report);
+        await pushFile(file, st, producer, { topic, compression }, totals, true, tails, unreadable.report);
         state[file] = st;
         totals.files++;
       }
@@ -276,7 +280,7 @@ async function push(args: string[], { config, log, out }: CommandContext): Promi
       for (const file of await journalFiles(positionals)) {
         const st = state[file] ?? { offset: 0, lastSeq: 0 };
         const before = { events: totals.events, offset: st.offset };
-        await pushFile(file, st, producer, topic, totals, false, tails, unreadable.report);
+        await pushFile(file, st, producer, { topic, compression }, totals, false, tails, unreadable.report);
         state[file] = st;
         if (st.offset !== before.offset) {
           await saveState(stateFile, state);

@@ -10,9 +10,10 @@ import { EnvelopeStream } from '../pipeline/envelopes.js';
 import { Queue } from 'bullmq';
 import { addNews } from '../alerts/news.js';
 import { AlertTrigger } from '../alerts/trigger.js';
-import { ALERTS_QUEUE } from '../jobs/queues.js';
+import { ALERT_EVALUATIONS_QUEUE } from '../jobs/queues.js';
 import { createProducerRedis } from '../jobs/redis.js';
 import type { KafkaColumns } from '../sink/clickhouse/rows.js';
+import { StallWatchdog } from '../sources/stall-watchdog.js';
 import { Ingestor } from '../sources/ingest.js';
 import { createKafka } from '../sources/kafka.js';
 import { migratorSettings } from '../config/index.js';
@@ -77,7 +78,7 @@ Options:
     let alertQueue: Queue | undefined;
     const producerRedis = config.alerts.evaluateOnIngest ? createProducerRedis(config.redis.url) : undefined;
     if (producerRedis !== undefined) {
-      alertQueue = new Queue(ALERTS_QUEUE, { connection: producerRedis, prefix: config.redis.queuePrefix });
+      alertQueue = new Queue(ALERT_EVALUATIONS_QUEUE, { connection: producerRedis, prefix: config.redis.queuePrefix });
       alertQueue.on('error', () => undefined);
       const queue = alertQueue;
       const send = (loops: string[], rates: boolean): Promise<void> => addNews(producerRedis, queue, config.redis.queuePrefix, loops, rates);
@@ -153,7 +154,31 @@ Options:
           .finally(() => (checking = false));
       }, Math.min(idleExitMs, 500));
     }
+    // The stall watchdog (AGENTLEDGER_INGEST_STALL_EXIT_MS): no progress
+    // while records wait means something is stuck that a fresh process
+    // would not be; it says why and exits 1.
+    const stopWatchdog =
+      config.stallExitMs > 0
+        ? new StallWatchdog({
+            stallMs: config.stallExitMs,
+            now: Date.now,
+            lastProgress: () => ingestor.lastProgress,
+            idle: () => (ingestor.lastProgress = Date.now()),
+            waiting: () => ingestor.waiting(),
+            lastFailure: () => ingestor.lastFailure,
+            observe: (seconds) => metrics.sinceProgress.set(seconds),
+            stalled: (why) => {
+              metrics.stallExits.inc();
+              log.error(`ingest is stalled: ${why}; exiting so a supervisor restarts it (AGENTLEDGER_INGEST_STALL_EXIT_MS=${config.stallExitMs})`);
+              exitCode = 1;
+              // A stuck client may not stop cleanly: what was not committed is read again by the next process.
+              setTimeout(() => process.exit(1), 15_000).unref();
+              shutdown('stalled', false);
+            },
+          }).start()
+        : undefined;
     await done;
+    stopWatchdog?.();
     if (idleTimer) clearInterval(idleTimer);
     clearInterval(progressTimer);
     await trigger?.close();

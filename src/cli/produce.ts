@@ -2,7 +2,7 @@ import { Partitioners, type Message } from 'kafkajs';
 import { defaultViolationPlan, generateSpendTraffic, generateTraffic, malformedRecords, type Traffic } from '../demo/traffic/index.js';
 import { createKafka, ensureTopics } from '../sources/kafka.js';
 import type { Command } from './command.js';
-import { parseOptions, UsageError } from './command.js';
+import { compressionOption, parseOptions, UsageError } from './command.js';
 
 const CHUNK = 2000;
 
@@ -47,7 +47,8 @@ export const produceDemoCommand: Command = {
   summary: 'produce generated loop-runtime traffic (with known verdicts) to the envelope topic',
   help: `Usage: agentledger produce-demo [--loops N] [--envelopes M|MIN-MAX] [--seed S]
                                  [--payload-bytes B] [--violations] [--malformed]
-                                 [--spend-roots R] [--start-time T] [--json]
+                                 [--spend-roots R] [--start-time T] [--compression C]
+                                 [--json]
 
 Generates deterministic loop-runtime traffic (hash-chained Envelopes, encoded
 as Go's encoding/json writes them) and produces it to AGENTLEDGER_ENVELOPE_TOPIC,
@@ -87,6 +88,9 @@ Options:
                       time when alerts should see the traffic (the alert rules
                       ignore loops idle for longer than
                       AGENTLEDGER_ALERT_MAX_AGE_MS, a day by default)
+  --compression C     compress the record batches with none (default), gzip,
+                      snappy, lz4 or zstd, as Kafka defines them (snappy in
+                      the Java client's framing); ingest reads all five
   --json              print the summary as one JSON object
 
 Output: one summary line, or with --json
@@ -107,8 +111,10 @@ records or more.`,
       malformed: { type: 'boolean' },
       'spend-roots': { type: 'string' },
       'start-time': { type: 'string' },
+      compression: { type: 'string' },
       json: { type: 'boolean' },
     });
+    const compression = compressionOption(values.compression);
     const loops = wholeNumber('loops', values.loops, 200, 1);
     const seed = wholeNumber('seed', values.seed, 1, 0);
     if (seed > 0xffffffff) throw new UsageError(`--seed expects a whole number below 2^32, got ${seed}`);
@@ -151,7 +157,7 @@ records or more.`,
     const sendMalformed = async (): Promise<void> => {
       for (const bad of malformedRecords()) {
         try {
-          await producer.send({ topic, acks: -1, messages: [{ key: bad.key, value: bad.value }] });
+          await producer.send({ topic, acks: -1, compression, messages: [{ key: bad.key, value: bad.value }] });
           malformedSent++;
         } catch (err) {
           // A topic made elsewhere may refuse the >10 MB record: say so, keep going.
@@ -171,7 +177,7 @@ records or more.`,
     const flush = async (chunk: Message[]): Promise<void> => {
       await pending; // the previous request's failure surfaces here
       if (chunk.length === 0) return;
-      const request = producer.send({ topic, acks: -1, messages: chunk }).then(() => {
+      const request = producer.send({ topic, acks: -1, compression, messages: chunk }).then(() => {
         sent += chunk.length;
         if (showProgress && sent >= nextProgress) {
           process.stderr.write(

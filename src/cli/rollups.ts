@@ -34,7 +34,8 @@ same work by hand:
             --to it counts as a sweep of every stored row: the next sweep
             starts from it.
   sweep     one sweep, as the worker runs it: the hours touched by rows
-            stored since the last sweep.
+            stored since the last sweep. One sweep runs at a time (a lease
+            in Redis): while a worker's runs, this one does nothing.
   compact   drop the rollup rows and commits below their hour's highest
             committed version (never read again), as the worker does every
             AGENTLEDGER_ROLLUP_COMPACT_MS. ClickHouse mutations: needs the
@@ -71,6 +72,10 @@ Needs ClickHouse and Redis (the version counter).`,
         action === 'sweep'
           ? await sweep(deps, config.rollups.lateMs)
           : await rebuild(deps, { from, until, everything }, (done, total) => process.stderr.write(`rollups: ${done}/${total} hours\n`));
+      if (r.skipped) {
+        out('sweep: another sweep is running (its lease is held): nothing done');
+        return 0;
+      }
       out(`${action}: ${r.hours} hour(s) recomputed under version ${r.version} (${r.treeChanges} loop(s) moved in the tree) in ${Date.now() - started} ms`);
       return 0;
     } finally {

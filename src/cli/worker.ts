@@ -1,12 +1,13 @@
-import { Queue, Worker } from 'bullmq';
+import { Queue, WaitingError, Worker, type Job } from 'bullmq';
 import { loadBudgets } from '../alerts/budgets.js';
-import { askEvaluation, takeNews } from '../alerts/news.js';
+import { addNews, askEvaluation, takeNews } from '../alerts/news.js';
 import { deliveryProcessor } from '../alerts/delivery.js';
 import { alertEvaluate, alertSweep, alertWatermark, firingByRule } from '../alerts/sweep.js';
 import { createWorkerMetrics, serveMetrics } from '../observability/metrics.js';
 import {
   ALERT_DELIVERIES_QUEUE,
   ALERT_EVALUATE_JOB,
+  ALERT_EVALUATIONS_QUEUE,
   DELIVER_JOB,
   EVALUATE_MAX_LOOPS,
   QUEUE_STATES,
@@ -20,9 +21,10 @@ import {
   SWEEP_JOB,
   SWEEP_SCHEDULER,
   sweepPayload,
+  WORKER_LOCK_OPTIONS,
 } from '../jobs/queues.js';
 import { createRedis, probeRedis, redisFailure } from '../jobs/redis.js';
-import { compact, compactor, sweep, watermarks } from '../rollups/rollups.js';
+import { compact, compactor, pruneSweepRecords, sweep, watermarks } from '../rollups/rollups.js';
 import { failureMessage } from '../sink/clickhouse/errors.js';
 import { createClickHouse } from '../sink/clickhouse/client.js';
 import { migratorSettings } from '../config/index.js';
@@ -38,18 +40,23 @@ Runs the background jobs on Redis (BullMQ) until SIGTERM or SIGINT:
 - rollups: every AGENTLEDGER_ROLLUP_SWEEP_MS (default 30000) a sweep
   recomputes the hour rollups the rows stored since the last sweep touched
   (README "Rollups"). One sweep runs at a time across all workers (BullMQ
-  global concurrency 1); a sweep killed half-way is redone by the next.
+  global concurrency 1 and a lease in Redis); a sweep killed half-way is
+  redone by the next.
 - alerts: every AGENTLEDGER_ALERT_SWEEP_MS (default 30000) a sweep evaluates
   the alert rules over the loops with news, the unfinished and the gapped
-  (README "Alerts"); between sweeps it runs the evaluations ingest queues
-  for the loops its flushes touched. One alert job runs at a time across all
-  workers. Each transition is recorded in the alerts table and delivered to
-  AGENTLEDGER_ALERT_WEBHOOK_URL
+  (README "Alerts"), AGENTLEDGER_ALERT_CHUNK_LOOPS at a time; beside it, in a
+  queue of their own, the evaluations ingest queues for the loops its
+  flushes touched. Each transition is recorded in the alerts table and
+  delivered to AGENTLEDGER_ALERT_WEBHOOK_URL
   (signed with AGENTLEDGER_ALERT_WEBHOOK_SECRET), retried with backoff.
 Start as many workers as you like, on any machines sharing the Redis and
-ClickHouse: the queue spreads the jobs. A stop waits for the job in hand.
+ClickHouse: the queue spreads the jobs. On SIGTERM or SIGINT the jobs in
+hand stop at their next step and go back to the queue for the next worker,
+within AGENTLEDGER_WORKER_GRACE_MS (default 10000); a killed worker's job is
+taken over by another within about 10 s.
 Every AGENTLEDGER_ROLLUP_COMPACT_MS (default 3600000) a sweep also drops the
-rollup versions later commits made obsolete, with the migrator's rights
+rollup versions later commits made obsolete, and the per-sweep records older
+than a day, with the migrator's rights
 (AGENTLEDGER_CLICKHOUSE_MIGRATOR_*; the local stack's by default); without
 them they are kept, never read (said once at start).
 Redis must answer at start (one line and exit 1 when it does not); a later
@@ -83,8 +90,8 @@ outage is waited out.
     redis.on('ready', () => (said = false));
     // BullMQ closes no connection it was handed: all are closed below. Each
     // worker blocks on its own.
-    const [blocking, alertBlocking, deliveryBlocking] = [redis.duplicate(), redis.duplicate(), redis.duplicate()];
-    for (const c of [blocking, alertBlocking, deliveryBlocking]) c.on('error', onRedisError);
+    const [blocking, alertBlocking, evaluationBlocking, deliveryBlocking] = [redis.duplicate(), redis.duplicate(), redis.duplicate(), redis.duplicate()];
+    for (const c of [blocking, alertBlocking, evaluationBlocking, deliveryBlocking]) c.on('error', onRedisError);
     const queue = new Queue(ROLLUPS_QUEUE, { connection: redis, prefix, defaultJobOptions: ROLLUP_JOB_OPTIONS });
     await queue.setGlobalConcurrency(1);
     await queue.upsertJobScheduler(SWEEP_SCHEDULER, { every: config.rollups.sweepMs }, { name: SWEEP_JOB, data: {} });
@@ -92,11 +99,13 @@ outage is waited out.
     const alertQueue = new Queue(ALERTS_QUEUE, { connection: redis, prefix, defaultJobOptions: ROLLUP_JOB_OPTIONS });
     await alertQueue.setGlobalConcurrency(1);
     await alertQueue.upsertJobScheduler(ALERT_SWEEP_SCHEDULER, { every: config.alerts.sweepMs }, { name: ALERT_SWEEP_JOB, data: {} });
+    const evaluationQueue = new Queue(ALERT_EVALUATIONS_QUEUE, { connection: redis, prefix, defaultJobOptions: ROLLUP_JOB_OPTIONS });
+    await evaluationQueue.setGlobalConcurrency(1);
     const metrics = createWorkerMetrics({
       firing: () => firingByRule(redis, prefix),
       queues: async () => {
         const out = new Map<string, Record<string, number>>();
-        for (const q of [queue, alertQueue, deliveries]) out.set(q.name, await q.getJobCounts(...QUEUE_STATES));
+        for (const q of [queue, alertQueue, evaluationQueue, deliveries]) out.set(q.name, await q.getJobCounts(...QUEUE_STATES));
         return out;
       },
     });
@@ -115,51 +124,107 @@ outage is waited out.
         end();
       }
     };
+    // Aborted on SIGTERM: every job in hand stops at its next step.
+    const stopping = new AbortController();
+    const { signal } = stopping;
+    /**
+     * A job stopped half-way because this worker is stopping goes back to
+     * the waiting list, not to the failed set: the next worker takes it up
+     * at once and goes on from what it left (a rollup sweep from its
+     * watermark and committed hours, an alert sweep from its cursor).
+     */
+    const handBack = async (job: Job, token: string | undefined, name: string): Promise<never> => {
+      metrics.jobs.inc({ job: name, result: 'handed-back' });
+      if (token !== undefined) await job.moveToWait(token);
+      log.info('job handed back to the queue: this worker is stopping', { job: name });
+      throw new WaitingError();
+    };
     const onNotified = (rule: string, notification: string): void => metrics.transitions.inc({ rule, notification });
+    const rollupDeps = { ch, redis, prefix, log, scanLoops: config.rollups.scanLoops, signal };
     const worker = new Worker(
       ROLLUPS_QUEUE,
-      async (job) => {
+      async (job, token) => {
         sweepPayload.parse(job.data);
         const started = Date.now();
-        const r = await measured(SWEEP_SCHEDULER, () => sweep({ ch, redis, prefix, log, scanLoops: config.rollups.scanLoops }, config.rollups.lateMs));
+        let r;
+        try {
+          r = await measured(SWEEP_SCHEDULER, () => sweep(rollupDeps, config.rollups.lateMs));
+        } catch (err) {
+          if (signal.aborted) return handBack(job, token, SWEEP_SCHEDULER);
+          throw err;
+        }
+        if (r.skipped) {
+          log.info('rollup sweep skipped: another sweep holds the lease', { ms: Date.now() - started });
+          return { skipped: true };
+        }
         log.info('rollup sweep done', { version: r.version.toString(), hours: r.hours, treeChanges: r.treeChanges, ms: Date.now() - started });
-        if (admin && Date.now() - compacted >= config.rollups.compactMs) {
+        if (admin && Date.now() - compacted >= config.rollups.compactMs && !signal.aborted) {
           compacted = Date.now();
           log.info('obsolete rollup versions dropped', { hours: await compact(ch, admin) });
+          log.info('old sweep records dropped', await pruneSweepRecords(ch, admin, Date.now()));
         }
         return { version: r.version.toString(), hours: r.hours };
       },
-      { connection: blocking, prefix, concurrency: 1 },
+      { connection: blocking, prefix, concurrency: 1, ...WORKER_LOCK_OPTIONS },
     );
     worker.on('error', onRedisError);
     worker.on('failed', (_job, err) => log.warn('rollup sweep failed; the next one redoes its work', { error: err.message }));
-    const alertDeps = { ch, redis, prefix, deliveries, onNotified, ...(budgets ? { budgets } : {}), rules: config.alerts.rules, renotifyMs: config.alerts.renotifyMs, lateMs: config.rollups.lateMs, log };
+    const alertDeps = { ch, redis, prefix, deliveries, onNotified, ...(budgets ? { budgets } : {}), rules: config.alerts.rules, renotifyMs: config.alerts.renotifyMs, lateMs: config.rollups.lateMs, log, signal, chunkLoops: config.alerts.chunkLoops };
+    /** An evaluation of the loops with news (from either queue: an older ingest queued them in the alerts queue). */
+    const evaluateNews = async (): Promise<unknown> => {
+      const started = Date.now();
+      const news = await takeNews(redis, prefix, EVALUATE_MAX_LOOPS);
+      // Running now, so the dedup keeps this one as the next.
+      if (news.more) await askEvaluation(evaluationQueue);
+      // Loops a stop left go back to the news, for the next worker's evaluation.
+      const putBack = (left: readonly string[], rates: boolean): Promise<void> => addNews(redis, evaluationQueue, prefix, left, rates);
+      const r = await measured(ALERT_EVALUATE_JOB, () => alertEvaluate(alertDeps, news.loops, news.rates, started, putBack));
+      metrics.evaluatedLoops.inc({ job: ALERT_EVALUATE_JOB }, r.evaluated);
+      if (r.notified > 0) log.info('alert evaluation done', { evaluated: r.evaluated, notified: r.notified, ms: Date.now() - started });
+      return r;
+    };
     const alertWorker = new Worker(
       ALERTS_QUEUE,
-      async (job) => {
+      async (job, token) => {
         const started = Date.now();
         if (job.name === ALERT_EVALUATE_JOB) {
           alertEvaluatePayload.parse(job.data);
-          const news = await takeNews(redis, prefix, EVALUATE_MAX_LOOPS);
-          // Running now, so the dedup keeps this one as the next.
-          if (news.more) await askEvaluation(alertQueue);
-          const r = await measured(ALERT_EVALUATE_JOB, () => alertEvaluate(alertDeps, news.loops, news.rates, started));
-          metrics.evaluatedLoops.inc({ job: ALERT_EVALUATE_JOB }, r.evaluated);
-          if (r.notified > 0) log.info('alert evaluation done', { evaluated: r.evaluated, notified: r.notified, ms: Date.now() - started });
-          return r;
+          return evaluateNews();
         }
         alertSweepPayload.parse(job.data);
-        const r = await measured(ALERT_SWEEP_JOB, () => alertSweep(alertDeps, started));
+        let r;
+        try {
+          r = await measured(ALERT_SWEEP_JOB, () => alertSweep(alertDeps, started));
+        } catch (err) {
+          if (signal.aborted) return handBack(job, token, ALERT_SWEEP_JOB);
+          throw err;
+        }
         metrics.evaluatedLoops.inc({ job: ALERT_SWEEP_JOB }, r.evaluated);
+        if (r.stopped) return handBack(job, token, ALERT_SWEEP_JOB);
         log.info('alert sweep done', { evaluated: r.evaluated, notified: r.notified, ms: Date.now() - started });
         return r;
       },
-      { connection: alertBlocking, prefix, concurrency: 1 },
+      { connection: alertBlocking, prefix, concurrency: 1, ...WORKER_LOCK_OPTIONS },
     );
     alertWorker.on('error', onRedisError);
     alertWorker.on('failed', (_job, err) => log.warn('alert sweep failed; the next one redoes its work', { error: err.message }));
+    const evaluationWorker = new Worker(
+      ALERT_EVALUATIONS_QUEUE,
+      async (job) => {
+        alertEvaluatePayload.parse(job.data);
+        return evaluateNews();
+      },
+      { connection: evaluationBlocking, prefix, concurrency: 1, ...WORKER_LOCK_OPTIONS },
+    );
+    evaluationWorker.on('error', onRedisError);
+    evaluationWorker.on('failed', (_job, err) => log.warn('alert evaluation failed; the next sweep looks at its loops', { error: err.message }));
     const deliver = deliveryProcessor(config.alerts.webhook);
-    const deliveryWorker = new Worker(ALERT_DELIVERIES_QUEUE, (job) => measured(DELIVER_JOB, () => deliver(job)), { connection: deliveryBlocking, prefix, concurrency: 4 });
+    const deliveryWorker = new Worker(ALERT_DELIVERIES_QUEUE, (job) => measured(DELIVER_JOB, () => deliver(job)), {
+      connection: deliveryBlocking,
+      prefix,
+      concurrency: 4,
+      ...WORKER_LOCK_OPTIONS,
+    });
     deliveryWorker.on('error', onRedisError);
     deliveryWorker.on('completed', () => metrics.deliveries.inc({ result: 'delivered' }));
     deliveryWorker.on('failed', (job, err) => {
@@ -173,14 +238,29 @@ outage is waited out.
       process.once('SIGINT', resolve);
       if (stopAfter !== undefined) setTimeout(resolve, stopAfter).unref();
     });
-    log.info('worker stopping: waiting for the job in hand');
-    await Promise.all([worker.close(), alertWorker.close(), deliveryWorker.close()]);
-    await Promise.all([queue.close(), alertQueue.close(), deliveries.close()]);
-    for (const c of [blocking, alertBlocking, deliveryBlocking]) c.disconnect();
+    const stopAt = Date.now();
+    log.info('worker stopping: the jobs in hand stop at their next step', { graceMs: config.workerGraceMs });
+    stopping.abort();
+    const workers = [worker, alertWorker, evaluationWorker, deliveryWorker];
+    let graceTimer: NodeJS.Timeout | undefined;
+    const inTime = await Promise.race([
+      Promise.all(workers.map((w) => w.close())).then(() => true),
+      new Promise<false>((resolve) => (graceTimer = setTimeout(() => resolve(false), config.workerGraceMs))),
+    ]);
+    clearTimeout(graceTimer);
+    if (!inTime) {
+      // Their locks lapse in WORKER_LOCK_OPTIONS.lockDuration; another worker's stalled check takes the jobs over.
+      log.warn('worker stopped before its jobs in hand did: another worker takes them over', { graceMs: config.workerGraceMs });
+      for (const w of workers) void w.close(true).catch(() => undefined);
+    }
+    await Promise.race([Promise.all([queue.close(), alertQueue.close(), evaluationQueue.close(), deliveries.close()]), new Promise((r) => setTimeout(r, 1000).unref())]);
+    for (const c of [blocking, alertBlocking, evaluationBlocking, deliveryBlocking]) c.disconnect();
     redis.disconnect();
     server?.close();
-    await adminClient.close();
-    await ch.close();
+    await Promise.race([Promise.all([adminClient.close(), ch.close()]), new Promise((r) => setTimeout(r, 1000).unref())]);
+    log.info('worker stopped', { ms: Date.now() - stopAt });
+    // A job past the grace may still hold a socket or a timer: leave anyway.
+    if (!inTime) setTimeout(() => process.exit(0), 100).unref();
     return 0;
   },
 };

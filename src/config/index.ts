@@ -175,6 +175,12 @@ export const envSchema = z.object({
   /** How often `agentledger worker` evaluates the alert rules, in ms. Default `30000`. */
   AGENTLEDGER_ALERT_SWEEP_MS: positiveInt(86_400_000).default(30_000),
   /**
+   * Loops an alert sweep or evaluation looks at per chunk: a stop waits for
+   * one chunk at most, and a sweep stopped or killed goes on from its last
+   * chunk in the next job. Default `2000`.
+   */
+  AGENTLEDGER_ALERT_CHUNK_LOOPS: positiveInt(100_000).default(2000),
+  /**
    * `agentledger ingest` asks for an alert evaluation of the loops each flush
    * touched (at most once per AGENTLEDGER_ALERT_EVALUATE_GAP_MS, one job waiting at most): a Stuck finish, a broken chain or a
    * failing sub-agent is alerted within seconds, not at the next sweep.
@@ -263,6 +269,17 @@ export const envSchema = z.object({
    * still committed only after their rows are durable). Default `true`.
    */
   AGENTLEDGER_BATCH_OVERLAP: flag.default(true),
+  /**
+   * The stall watchdog of `ingest`: when no rows were made durable for this
+   * long while records wait in its partitions (or Kafka does not answer
+   * the check), it says why and exits 1 for its supervisor to restart it.
+   * `0` turns it off. Default `300000`.
+   */
+  AGENTLEDGER_INGEST_STALL_EXIT_MS: z.coerce
+    .number({ message: 'expected a whole number' })
+    .int('expected a whole number')
+    .refine((n) => n === 0 || (n >= 1000 && n <= 86_400_000), 'expected 0 (off) or a number from 1000 to 86400000')
+    .default(300_000),
   /** Port of the Prometheus `/metrics` endpoint; `0` turns it off. Default `9464`. */
   AGENTLEDGER_METRICS_PORT: z.coerce
     .number({ message: 'expected a port number' })
@@ -270,6 +287,14 @@ export const envSchema = z.object({
     .min(0, 'expected a port number 0-65535')
     .max(65535, 'expected a port number 0-65535')
     .default(9464),
+  /**
+   * How long a stopping `agentledger worker` (SIGTERM, SIGINT) waits for its
+   * jobs in hand, in ms: each stops at its next step (a rollup step, a chunk
+   * of alert loops) and is handed back to the queue for the next worker; one
+   * that has not stopped by then is left to lapse (another worker takes it
+   * over within about 10 s). Default `10000`.
+   */
+  AGENTLEDGER_WORKER_GRACE_MS: positiveInt(600_000).default(10_000),
   /** Port of `agentledger worker`'s Prometheus `/metrics` endpoint; `0` turns it off. Default `9465`. */
   AGENTLEDGER_WORKER_METRICS_PORT: z.coerce
     .number({ message: 'expected a port number' })
@@ -326,6 +351,8 @@ export interface WebhookSettings {
 
 export interface AlertsConfig {
   readonly sweepMs: number;
+  /** Loops per chunk of an alert sweep or evaluation. */
+  readonly chunkLoops: number;
   readonly renotifyMs: number;
   readonly evaluateOnIngest: boolean;
   readonly evaluateGapMs: number;
@@ -364,12 +391,16 @@ export interface Config {
   readonly rollups: { readonly sweepMs: number; readonly lateMs: number; readonly compactMs: number; readonly scanLoops: number };
   readonly alerts: AlertsConfig;
   readonly batch: { readonly maxRows: number; readonly maxWaitMs: number; readonly maxBytes: number; readonly overlap: boolean };
+  /** AGENTLEDGER_INGEST_STALL_EXIT_MS (0: off). */
+  readonly stallExitMs: number;
   readonly envelopes: { readonly seqEncoding: 'binary' | 'decimal'; readonly maxPayloadBytes: number };
   /** In-memory caches of durable per-loop and per-session state (entries). */
   readonly caches: { readonly headEntries: number; readonly crazeSessions: number };
   readonly metricsPort: number;
   /** The worker's metrics port (0: off). */
   readonly workerMetricsPort: number;
+  /** How long a stopping worker waits for its jobs in hand, in ms. */
+  readonly workerGraceMs: number;
   readonly metricsHost: string;
   readonly logLevel: Env['AGENTLEDGER_LOG_LEVEL'];
 }
@@ -440,6 +471,7 @@ export function parseConfig(env: NodeJS.ProcessEnv): Config {
     rollups: { sweepMs: e.AGENTLEDGER_ROLLUP_SWEEP_MS, lateMs: e.AGENTLEDGER_ROLLUP_LATE_MS, compactMs: e.AGENTLEDGER_ROLLUP_COMPACT_MS, scanLoops: e.AGENTLEDGER_ROLLUP_SCAN_LOOPS },
     alerts: {
       sweepMs: e.AGENTLEDGER_ALERT_SWEEP_MS,
+      chunkLoops: e.AGENTLEDGER_ALERT_CHUNK_LOOPS,
       renotifyMs: e.AGENTLEDGER_ALERT_RENOTIFY_MS,
       evaluateOnIngest: e.AGENTLEDGER_ALERT_EVALUATE_ON_INGEST,
       evaluateGapMs: e.AGENTLEDGER_ALERT_EVALUATE_GAP_MS,
@@ -461,10 +493,12 @@ export function parseConfig(env: NodeJS.ProcessEnv): Config {
           : { url: e.AGENTLEDGER_ALERT_WEBHOOK_URL, secret: e.AGENTLEDGER_ALERT_WEBHOOK_SECRET, timeoutMs: e.AGENTLEDGER_ALERT_WEBHOOK_TIMEOUT_MS },
     },
     batch: { maxRows: e.AGENTLEDGER_BATCH_MAX_ROWS, maxWaitMs: e.AGENTLEDGER_BATCH_MAX_WAIT_MS, maxBytes: e.AGENTLEDGER_BATCH_MAX_BYTES, overlap: e.AGENTLEDGER_BATCH_OVERLAP },
+    stallExitMs: e.AGENTLEDGER_INGEST_STALL_EXIT_MS,
     envelopes: { seqEncoding: e.AGENTLEDGER_SEQ_ENCODING, maxPayloadBytes: e.AGENTLEDGER_MAX_PAYLOAD_BYTES },
     caches: { headEntries: e.AGENTLEDGER_HEAD_CACHE_ENTRIES, crazeSessions: e.AGENTLEDGER_CRAZE_CACHE_ENTRIES },
     metricsPort: e.AGENTLEDGER_METRICS_PORT,
     workerMetricsPort: e.AGENTLEDGER_WORKER_METRICS_PORT,
+    workerGraceMs: e.AGENTLEDGER_WORKER_GRACE_MS,
     metricsHost: e.AGENTLEDGER_METRICS_HOST,
     logLevel: e.AGENTLEDGER_LOG_LEVEL,
   };

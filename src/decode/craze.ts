@@ -1,5 +1,5 @@
 /**
- * Kafka record value -> craze codec event (DESIGN.md §2). The record is
+ * Kafka record value -> craze codec event (docs/input-contracts.md §2). The record is
  * `{"sessionId", "incarnation", "seq", "event", "journal"?}`; `event` is one
  * object of craze's lossless event codec (schema/craze-event.schema.json,
  * craze's internal/agent/eventcodec.go, codec version 1).

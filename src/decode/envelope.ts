@@ -1,5 +1,5 @@
 /**
- * Kafka record value -> Envelope (DESIGN.md §1). Accepts Go's encoding/json
+ * Kafka record value -> Envelope (docs/input-contracts.md §1). Accepts Go's encoding/json
  * form of the seed struct (Payload base64, Hash an array of 32 numbers) and
  * the variants non-Go producers write (Hash as 64 hex characters, Payload as
  * the canonical JSON text itself). Anything else is `malformed`, with the
@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { parseRfc3339, type Instant } from './time.js';
 import { classifyKind, decodePayload, type KindName, type Payload } from './payloads.js';
 import { idTooLong, malformed, ok, parseJsonValue, type Decoded } from './result.js';
+import { lastMemberText } from './json-spans.js';
 
 export interface Envelope {
   readonly loopId: string;
@@ -122,6 +123,10 @@ export function decodeEnvelope(value: Buffer | null, options: DecodeOptions = DE
       return malformed(`${where}${issue?.message ?? 'not an Envelope'}`);
     }
   }
+  // Seq is hashed as the integer it is: read from its digits, not through a
+  // float, which takes 1.0000000000000001, 1.0 and 1e0 as 1.
+  const seqText = lastMemberText(parsed.value.text, 'Seq');
+  if (seqText === undefined || !/^[1-9][0-9]*$/.test(seqText)) return malformed(`Seq ${JSON.stringify((seqText ?? '').slice(0, 40))} is not a whole number written in digits`);
   // The LoopID is the chain's key and is read back in IN lists: capped (MAX_ID_BYTES).
   const tooLong = idTooLong('LoopID', r.LoopID);
   if (tooLong) return malformed(tooLong);

@@ -10,23 +10,40 @@
 /** Member name -> its value's text, for the top level of a JSON object text. */
 export function objectMembers(text: string): Map<string, string> {
   const members = new Map<string, string>();
+  eachMember(text, (name, value) => members.set(name, value));
+  return members;
+}
+
+/**
+ * The text of the last top-level member named `key` (the one `JSON.parse`
+ * keeps when a name repeats), or undefined; one scan, no map.
+ */
+export function lastMemberText(text: string, key: string): string | undefined {
+  let found: string | undefined;
+  eachMember(text, (name, value) => {
+    if (name === key) found = value;
+  });
+  return found;
+}
+
+/** Calls `visit` with each top-level member's name and value text, in order. */
+function eachMember(text: string, visit: (name: string, value: string) => void): void {
   let i = skipWs(text, 0);
-  if (text.charCodeAt(i) !== 0x7b /* { */) return members;
+  if (text.charCodeAt(i) !== 0x7b /* { */) return;
   i = skipWs(text, i + 1);
-  if (text.charCodeAt(i) === 0x7d /* } */) return members;
+  if (text.charCodeAt(i) === 0x7d /* } */) return;
   while (i < text.length) {
     const keyEnd = endOfString(text, i);
     const keyText = text.slice(i, keyEnd);
-    const key = keyText.includes('\\') ? (JSON.parse(keyText) as string) : keyText.slice(1, -1);
+    const name = keyText.includes('\\') ? (JSON.parse(keyText) as string) : keyText.slice(1, -1);
     i = skipWs(text, keyEnd);
     i = skipWs(text, i + 1); // ':'
     const valueEnd = endOfValue(text, i);
-    members.set(key, text.slice(i, valueEnd));
+    visit(name, text.slice(i, valueEnd));
     i = skipWs(text, valueEnd);
     if (text.charCodeAt(i) !== 0x2c /* , */) break;
     i = skipWs(text, i + 1);
   }
-  return members;
 }
 
 function skipWs(text: string, i: number): number {

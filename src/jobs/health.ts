@@ -6,7 +6,7 @@
  */
 import { Queue, type JobSchedulerJson } from 'bullmq';
 import { Redis } from 'ioredis';
-import { ALERT_DELIVERIES_QUEUE, ALERT_SWEEP_SCHEDULER, ALERTS_QUEUE, QUEUE_STATES, ROLLUPS_QUEUE, SWEEP_SCHEDULER } from './queues.js';
+import { ALERT_DELIVERIES_QUEUE, ALERT_EVALUATIONS_QUEUE, ALERT_SWEEP_SCHEDULER, ALERTS_QUEUE, QUEUE_STATES, ROLLUPS_QUEUE, SWEEP_SCHEDULER } from './queues.js';
 import { redisFailure } from './redis.js';
 
 /** How late a sweep may be before no worker is taken to run: two intervals and a minute (a long sweep delays the next). */
@@ -42,6 +42,7 @@ export async function queueHealth(url: string, prefix: string, now = Date.now())
     for (const [name, scheduler] of [
       [ROLLUPS_QUEUE, SWEEP_SCHEDULER],
       [ALERTS_QUEUE, ALERT_SWEEP_SCHEDULER],
+      [ALERT_EVALUATIONS_QUEUE, undefined],
       [ALERT_DELIVERIES_QUEUE, undefined],
     ] as const) {
       const queue = new Queue(name, { connection: redis, prefix });

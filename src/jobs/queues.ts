@@ -29,6 +29,18 @@ export const ROLLUP_JOB_OPTIONS = {
 } as const;
 
 /**
+ * Every worker's lock on its job: renewed every half of lockDuration while
+ * the job runs; a worker killed mid-job stops renewing, and another
+ * worker's stalled check (every stalledInterval) hands the job on once the
+ * lock lapsed: within lockDuration + 2 x stalledInterval, 10 s, instead of
+ * BullMQ's default 30 s lock and 30 s check (about a minute). A job handed
+ * on while its first worker still runs it (a process frozen past its lock)
+ * is safe: a rollup sweep holds a lease of its own (src/jobs/lease.ts), an
+ * alert state steps by compare-and-set.
+ */
+export const WORKER_LOCK_OPTIONS = { lockDuration: 5000, stalledInterval: 2500, maxStalledCount: 1 } as const;
+
+/**
  * The alert deliveries queue: one job per notification (src/alerts), its id
  * the transition's key, so two workers that reach the same transition add
  * one job, and a retry is the same job.
@@ -62,7 +74,10 @@ export const alertSweepPayload = z.object({}).strict();
  * after their rows are durable (src/alerts/news.ts): the alerts that need no
  * clock (a Stuck finish, convergence warnings, a broken chain, a human
  * request, sub-agent outcomes) are raised within seconds instead of at the
- * next sweep. Runs in the alerts queue, so never beside a sweep.
+ * next sweep. Its own queue, ALERT_EVALUATIONS_QUEUE, with its own worker:
+ * a long sweep (a backlog of loops) never holds a fresh evaluation back. An
+ * evaluation beside a sweep is safe: each alert state steps by
+ * compare-and-set (src/alerts/sweep.ts), so the two never notify twice.
  *
  * The loops are not in the job: they gather in a Redis set until a job takes
  * them, and the job is deduplicated (one waiting, one running at most), so
@@ -70,6 +85,8 @@ export const alertSweepPayload = z.object({}).strict();
  * each takes everything gathered since the last.
  */
 export const ALERT_EVALUATE_JOB = 'alert-evaluate';
+/** The queue of ALERT_EVALUATE_JOB (an older ingest's evaluations in ALERTS_QUEUE are still run). */
+export const ALERT_EVALUATIONS_QUEUE = 'alert-evaluations';
 /** At most this many loops per evaluation; a job that leaves more asks for the next. */
 export const EVALUATE_MAX_LOOPS = 5000;
 export const alertEvaluatePayload = z.object({}).strict();

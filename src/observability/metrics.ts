@@ -38,7 +38,7 @@ export function createMetrics() {
     }),
     insertFailures: new Counter({
       name: 'agentledger_insert_failures_total',
-      help: 'Failed ClickHouse inserts (retried; consumption pauses meanwhile)',
+      help: 'Failed ClickHouse or Kafka requests of ingest (retried; the batch waits meanwhile)',
       registers: [registry],
     }),
     poisonRecords: new Counter({
@@ -53,6 +53,12 @@ export function createMetrics() {
       labelNames: ['topic'] as const,
       registers: [registry],
     }),
+    undecodableBatches: new Counter({
+      name: 'agentledger_undecodable_batches_total',
+      help: 'Record batches the consumer could not decode (a corrupt compressed payload, a codec id Kafka does not define), by topic and partition (unknown when kafkajs could not tell); ingest stops at each, nothing is skipped',
+      labelNames: ['topic', 'partition'] as const,
+      registers: [registry],
+    }),
     fenced: new Counter({
       name: 'agentledger_fenced_flushes_total',
       help: 'Flushes refused because this member no longer owned its partitions (its buffer was dropped for the new owner)',
@@ -60,7 +66,17 @@ export function createMetrics() {
     }),
     paused: new Gauge({
       name: 'agentledger_consumer_paused',
-      help: '1 while consumption is paused because ClickHouse is slow or down',
+      help: '1 while a batch waits for ClickHouse or Kafka to answer again (no further batch is fetched meanwhile)',
+      registers: [registry],
+    }),
+    sinceProgress: new Gauge({
+      name: 'agentledger_ingest_seconds_since_progress',
+      help: 'Seconds since ingest last made rows durable and committed them (or found nothing waiting): what the stall watchdog (AGENTLEDGER_INGEST_STALL_EXIT_MS) measures',
+      registers: [registry],
+    }),
+    stallExits: new Counter({
+      name: 'agentledger_ingest_stall_exits_total',
+      help: 'Times the stall watchdog found records waiting and no progress, and stopped ingest for its supervisor to restart it',
       registers: [registry],
     }),
     alertEvaluations: new Counter({

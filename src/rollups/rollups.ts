@@ -11,8 +11,10 @@
  * Both are idempotent: run twice, killed at any step, run concurrently, the
  * committed rollups end equal to the live views (spend_by_hour).
  */
+import { randomUUID } from 'node:crypto';
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { Redis } from 'ioredis';
+import { Lease } from '../jobs/lease.js';
 import { foldLoopTree, type LoopFacts, type TreePlace } from '../account/loop-tree.js';
 import type { Logger } from '../observability/logger.js';
 import { inListChunks, queryRows, querySql, renderSql, type SqlValue } from '../sink/clickhouse/sql.js';
@@ -25,6 +27,39 @@ export interface RollupDeps {
   /** Loops in a step above which it reads the whole table (AGENTLEDGER_ROLLUP_SCAN_LOOPS). */
   readonly scanLoops: number;
   readonly log: Logger;
+  /**
+   * Aborted when the work must stop (a worker told to stop): a recompute
+   * stops at its next step boundary, its committed hours kept, and throws;
+   * the next sweep redoes the rest.
+   */
+  readonly signal?: AbortSignal;
+  /** Points where tests hold a recompute (to make two overlap); none in production. */
+  readonly hooks?: RollupHooks;
+}
+
+export interface RollupHooks {
+  /** The version is taken from the counter, not yet claimed. */
+  readonly taken?: (version: bigint) => Promise<void>;
+  /** A step's rows are written, its hours not yet committed. */
+  readonly beforeCommit?: (version: bigint, hours: readonly number[]) => Promise<void>;
+  /** A step's hours are committed (or left to a higher version). */
+  readonly afterCommit?: (version: bigint, hours: readonly number[]) => Promise<void>;
+}
+
+/**
+ * A recompute that found itself overtaken: its version claimed by another
+ * recompute too, or its sweep lease lost. It has dropped its work (nothing
+ * more written or committed under its version); the next sweep redoes it.
+ */
+export class RollupOvertaken extends Error {
+  override readonly name = 'RollupOvertaken';
+  readonly retriable = true;
+}
+
+/** A recompute stopped at a step boundary because its signal was aborted. */
+export class RollupStopped extends Error {
+  override readonly name = 'RollupStopped';
+  readonly retriable = true;
 }
 
 export interface RollupResult {
@@ -33,6 +68,8 @@ export interface RollupResult {
   readonly hours: number;
   /** Loops whose root or name changed (their hours are among `hours`). */
   readonly treeChanges: number;
+  /** True when another sweep held the sweep lease: this one did nothing. */
+  readonly skipped?: boolean;
 }
 
 /**
@@ -62,8 +99,8 @@ const LOOP_LIST_BYTES = 60_000;
 
 const rows = queryRows;
 
-async function exec(ch: ClickHouseClient, name: string, params: Record<string, SqlValue>): Promise<void> {
-  await ch.command({ query: renderSql(querySql(name), params) });
+async function exec(ch: ClickHouseClient, name: string, params: Record<string, SqlValue>, signal?: AbortSignal): Promise<void> {
+  await ch.command({ query: renderSql(querySql(name), params), ...(signal ? { abort_signal: signal } : {}) });
 }
 
 /**
@@ -81,8 +118,8 @@ export function everyLoopSql(name: string): string {
   return text;
 }
 
-async function execEveryLoop(ch: ClickHouseClient, name: string, params: Record<string, SqlValue>): Promise<void> {
-  await ch.command({ query: renderSql(everyLoopSql(name), params) });
+async function execEveryLoop(ch: ClickHouseClient, name: string, params: Record<string, SqlValue>, signal?: AbortSignal): Promise<void> {
+  await ch.command({ query: renderSql(everyLoopSql(name), params), ...(signal ? { abort_signal: signal } : {}) });
 }
 
 /**
@@ -100,6 +137,45 @@ async function nextVersion(deps: RollupDeps, floor: bigint): Promise<bigint> {
   const v = await deps.redis.eval(NEXT_VERSION, 1, `${deps.prefix}:rollups:version`, floor.toString());
   return BigInt(v as number);
 }
+
+/**
+ * A recompute's hold on its version, and on the sweep lease if it has one:
+ * check() at every step boundary, before anything is committed.
+ */
+interface Claim {
+  readonly version: bigint;
+  check(): Promise<void>;
+}
+
+/**
+ * Takes a version and claims it in ClickHouse (0018) before anything is
+ * written under it: the counter can hand a number out twice (a Redis that
+ * lost its last writes counts on from what ClickHouse holds, and a
+ * recompute in flight has committed nothing yet), the claim table cannot
+ * let two recomputes both go on with one: the later claimant sees the
+ * earlier one's row when it reads the claimants back, and gives up.
+ */
+async function claimVersion(deps: RollupDeps, floor: bigint, lease: Lease | undefined): Promise<Claim> {
+  const { ch } = deps;
+  const version = await nextVersion(deps, floor);
+  await deps.hooks?.taken?.(version);
+  const claimant = randomUUID();
+  await exec(ch, 'rollup_claim', { version, claimant });
+  const check = async (): Promise<void> => {
+    if (deps.signal?.aborted) throw new RollupStopped(`rollup recompute of version ${version} stopped: the worker is stopping`);
+    await lease?.check().catch((err: unknown) => {
+      throw new RollupOvertaken(`rollup recompute of version ${version} dropped: ${err instanceof Error ? err.message : String(err)}`);
+    });
+    const others = (await rows<{ claimant: string }>(ch, 'rollup_claimants', { version })).filter((r) => r.claimant !== claimant);
+    if (others.length > 0) throw new RollupOvertaken(`rollup version ${version} is claimed by another recompute too (the Redis counter handed it out twice): this one dropped its work`);
+  };
+  await check();
+  return { version, check };
+}
+
+/** How long a sweep's lease lasts without renewal (renewed every third of it while the sweep runs). */
+export const SWEEP_LEASE_MS = 10_000;
+const sweepLeaseKey = (prefix: string): string => `${prefix}:rollups:sweep-lease`;
 
 interface Watermarks {
   /** The newest ingest stamp the last finished sweep saw (Unix seconds, 0: none). */
@@ -196,26 +272,33 @@ async function hoursOfLoops(ch: ClickHouseClient, loops: readonly string[]): Pro
  * step's loops (the primary key finds them) or, for a step with many loops
  * (a rebuild, a first sweep), in one read of the whole table.
  */
-async function recompute(deps: RollupDeps, hours: readonly number[], version: bigint, stepHours: number, progress?: (done: number, total: number) => void): Promise<void> {
-  const { ch } = deps;
+async function recompute(deps: RollupDeps, hours: readonly number[], claim: Claim, stepHours: number, progress?: (done: number, total: number) => void): Promise<void> {
+  const { ch, signal } = deps;
+  const { version } = claim;
   const sorted = [...new Set(hours)].sort((a, b) => a - b);
   for (let i = 0; i < sorted.length; i += stepHours) {
     const step = sorted.slice(i, i + stepHours);
+    // A stop is taken here, between steps: what is committed stays committed.
+    if (deps.signal?.aborted) throw new RollupStopped(`rollup recompute of version ${version} stopped after ${i} of ${sorted.length} hours: the worker is stopping`);
     const loops = (await rows<{ loop_id: string }>(ch, 'rollup_hour_loops', { hours: step })).map((r) => r.loop_id);
     if (loops.length > deps.scanLoops) {
-      await execEveryLoop(ch, 'rollup_insert_runtime', { hours: step, version });
-      await execEveryLoop(ch, 'rollup_insert_events', { hours: step, version });
+      await execEveryLoop(ch, 'rollup_insert_runtime', { hours: step, version }, signal);
+      await execEveryLoop(ch, 'rollup_insert_events', { hours: step, version }, signal);
     } else {
       for (const chunk of inListChunks(loops, LOOP_LIST_BYTES)) {
-        await exec(ch, 'rollup_insert_runtime', { loop_ids: chunk, hours: step, version });
-        await exec(ch, 'rollup_insert_events', { loop_ids: chunk, hours: step, version });
+        await exec(ch, 'rollup_insert_runtime', { loop_ids: chunk, hours: step, version }, signal);
+        await exec(ch, 'rollup_insert_events', { loop_ids: chunk, hours: step, version }, signal);
       }
     }
-    await exec(ch, 'rollup_insert_craze', { hours: step, version });
+    await exec(ch, 'rollup_insert_craze', { hours: step, version }, signal);
     // The coarser tables from the step's own rows, once all are written.
-    await exec(ch, 'rollup_insert_model_hour', { hours: step, version });
-    await exec(ch, 'rollup_insert_root_hour', { hours: step, version });
+    await exec(ch, 'rollup_insert_model_hour', { hours: step, version }, signal);
+    await exec(ch, 'rollup_insert_root_hour', { hours: step, version }, signal);
+    await deps.hooks?.beforeCommit?.(version, step);
+    // Overtaken (lease lost, version claimed twice) or told to stop: nothing committed.
+    await claim.check();
     await exec(ch, 'rollup_commit', { hours: step, version });
+    await deps.hooks?.afterCommit?.(version, step);
     progress?.(Math.min(i + stepHours, sorted.length), sorted.length);
   }
 }
@@ -226,15 +309,15 @@ async function recompute(deps: RollupDeps, hours: readonly number[], version: bi
  * primary key finds them) or, for many, in one read of the whole table.
  */
 async function recomputeLedgers(deps: RollupDeps, loops: readonly string[] | 'all', version: bigint): Promise<void> {
-  const { ch } = deps;
+  const { ch, signal } = deps;
   if (loops === 'all' || loops.length > deps.scanLoops) {
-    await execEveryLoop(ch, 'rollup_insert_ledgers', { version });
-    await execEveryLoop(ch, 'rollup_insert_child_reports', { version });
+    await execEveryLoop(ch, 'rollup_insert_ledgers', { version }, signal);
+    await execEveryLoop(ch, 'rollup_insert_child_reports', { version }, signal);
     return;
   }
   for (const chunk of inListChunks(loops, LOOP_LIST_BYTES)) {
-    await exec(ch, 'rollup_insert_ledgers', { loop_ids: chunk, version });
-    await exec(ch, 'rollup_insert_child_reports', { loop_ids: chunk, version });
+    await exec(ch, 'rollup_insert_ledgers', { loop_ids: chunk, version }, signal);
+    await exec(ch, 'rollup_insert_child_reports', { loop_ids: chunk, version }, signal);
   }
 }
 
@@ -244,19 +327,35 @@ async function recomputeLedgers(deps: RollupDeps, loops: readonly string[] | 'al
  * The first sweep of a database covers everything stored.
  */
 export async function sweep(deps: RollupDeps, lateMs: number): Promise<RollupResult> {
+  // One sweep at a time across every worker and CLI: a BullMQ job handed
+  // on while its first worker still runs it finds the lease taken.
+  const lease = await Lease.acquire(deps.redis, sweepLeaseKey(deps.prefix), SWEEP_LEASE_MS);
+  if (lease === undefined) return { version: 0n, hours: 0, treeChanges: 0, skipped: true };
+  try {
+    return await sweepLeased(deps, lateMs, lease);
+  } finally {
+    await lease.release();
+  }
+}
+
+async function sweepLeased(deps: RollupDeps, lateMs: number, lease: Lease): Promise<RollupResult> {
   const { ch } = deps;
   const marks = await watermarks(ch);
-  const version = await nextVersion(deps, marks.topVersion);
+  const claim = await claimVersion(deps, marks.topVersion, lease);
+  const { version } = claim;
   const since = marks.sweptThrough === 0 ? 0 : Math.max(0, marks.sweptThrough - Math.ceil(lateMs / 1000));
   const hours = new Set(hoursOf(await rows<{ h: number }>(ch, 'rollup_hours_ingested', { since })));
   const [tree] = await rows<{ n: string | number }>(ch, 'rollup_tree_changes', { since });
   const changed = Number(tree?.n ?? 0) > 0 ? await refreshRoots(deps, version) : [];
+  // The fold can take seconds on a big tree: a stop or a lost lease is taken here too.
+  await claim.check();
   const forks = (await rows<{ loop_id: string }>(ch, 'rollup_fork_loops', { since })).map((r) => r.loop_id);
   // Moved by a sweep that died before recomputing their hours (loop_roots already says so, so the fold sees no change).
   const unswept = (await rows<{ loop_id: string }>(ch, 'rollup_roots_unswept', { since_version: marks.sweptVersion })).map((r) => r.loop_id);
   for (const h of await hoursOfLoops(ch, [...new Set([...changed, ...forks, ...unswept])])) hours.add(h);
-  await recompute(deps, [...hours], version, HOURS_PER_STEP);
+  await recompute(deps, [...hours], claim, HOURS_PER_STEP);
   await recomputeLedgers(deps, (await rows<{ loop_id: string }>(ch, 'rollup_ledger_loops', { since })).map((r) => r.loop_id), version);
+  await claim.check();
   await exec(ch, 'rollup_sweep_done', { version, seen_through: marks.storedThrough, hours: hours.size });
   return { version, hours: hours.size, treeChanges: changed.length };
 }
@@ -276,14 +375,17 @@ export async function rebuild(
   const { from, until } = range;
   const { ch } = deps;
   const marks = await watermarks(ch);
-  const version = await nextVersion(deps, marks.topVersion);
+  // No lease: a rebuild may run for long beside the sweeps, under its own version.
+  const claim = await claimVersion(deps, marks.topVersion, undefined);
+  const { version } = claim;
   const changed = await refreshRoots(deps, version);
   const hours = new Set(hoursOf(await rows<{ h: number }>(ch, 'rollup_hours_between', { from, until })));
   for (const h of await hoursOfLoops(ch, changed)) hours.add(h);
   // A week per step: one read of the table per week when loops are many.
-  await recompute(deps, [...hours], version, 7 * HOURS_PER_STEP, progress);
+  await recompute(deps, [...hours], claim, 7 * HOURS_PER_STEP, progress);
   // Ledgers are per loop, not per hour: every loop's, whatever the range.
   await recomputeLedgers(deps, 'all', version);
+  await claim.check();
   if (range.everything) await exec(ch, 'rollup_sweep_done', { version, seen_through: marks.storedThrough, hours: hours.size });
   return { version, hours: hours.size, treeChanges: changed.length };
 }
@@ -302,4 +404,28 @@ export async function compact(ch: ClickHouseClient, admin: ClickHouseClient): Pr
     for (const table of [...ROLLUP_TABLES, 'rollup_commits']) await exec(admin, 'rollup_compact_rows', { ...params, rollup_table: table });
   }
   return obsolete.length;
+}
+
+/** How long the per-sweep records (rollup_sweeps, rollup_claims, alert_sweeps) are kept: a day of history for operators. */
+export const SWEEP_RECORDS_KEPT_MS = 24 * 3600 * 1000;
+
+/**
+ * Drops the per-sweep records older than SWEEP_RECORDS_KEPT_MS before `now`
+ * (ms) from rollup_sweeps, rollup_claims and alert_sweeps, each of which
+ * gains a row per sweep (the alerts' with the rollups', as the one place
+ * the worker holds the migrator's rights), keeping the rows recovery reads:
+ * the highest sweep version and swept stamp, the highest claim, the newest
+ * alert sweep. 18.16 has no TTL: mutations, one per table and only when it
+ * has rows to drop, run with the compaction. Returns the rows dropped.
+ */
+export async function pruneSweepRecords(ch: ClickHouseClient, admin: ClickHouseClient, now: number): Promise<{ sweeps: number; claims: number; alertSweeps: number }> {
+  const before = Math.floor((now - SWEEP_RECORDS_KEPT_MS) / 1000);
+  const [t] = await rows<Record<string, string | number>>(ch, 'sweep_records_tops', { before });
+  const n = (k: string): number => Number(t?.[k] ?? 0);
+  const big = (k: string): bigint => BigInt(t?.[k] ?? 0);
+  const dropped = { sweeps: n('old_sweeps'), claims: n('old_claims'), alertSweeps: n('old_alert_sweeps') };
+  if (dropped.sweeps > 0) await exec(admin, 'rollup_sweeps_prune', { before, top_version: big('sweep_version'), top_through: n('sweep_through') });
+  if (dropped.claims > 0) await exec(admin, 'rollup_claims_prune', { before, top_version: big('claim_version') });
+  if (dropped.alertSweeps > 0) await exec(admin, 'alert_sweeps_prune', { before, top_through: n('alert_through') });
+  return dropped;
 }

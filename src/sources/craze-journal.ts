@@ -1,5 +1,5 @@
 /**
- * craze journal files -> craze records (DESIGN.md §2). craze writes one JSONL
+ * craze journal files -> craze records (docs/input-contracts.md §2). craze writes one JSONL
  * file per incarnation under $CRAZE_HOME/journal/<cwd-slug>/
  * <UTC yyyymmddThhmmssZ>_<incarnation>.jsonl: a header line (incarnation, cwd,
  * provider, crazeVersion), event lines (seq, at, eventType, and the codec

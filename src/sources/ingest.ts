@@ -45,6 +45,7 @@ import type { Metrics } from '../observability/metrics.js';
 import type { KafkaColumns } from '../sink/clickhouse/rows.js';
 import { KEY_MISMATCH } from '../pipeline/envelopes.js';
 import type { DeadLetter, SourceRecord, Stream, StreamBatch } from '../pipeline/stream.js';
+import { undecodableBatch } from './codecs.js';
 import { createReliableProducer, ensureTopics, TOPIC_CONFIG } from './kafka.js';
 import { within } from './within.js';
 
@@ -215,10 +216,21 @@ export class Ingestor {
   private stopping = false;
   /** eachBatch calls running now. */
   private inFlight = 0;
-  private paused = false;
+  /** The last failure a batch retried (said by the stall watchdog). */
+  lastFailure: string | undefined;
   /** Between REBALANCING and GROUP_JOIN: no flush from the timer (it could race the next owner). */
   private rebalancing = false;
   lastActivity = Date.now();
+  /**
+   * When rows were last made durable and committed, or the member last found
+   * nothing to do (a new generation, an empty fetch): what the stall
+   * watchdog measures.
+   */
+  lastProgress = Date.now();
+  /** Counts the generations this member joined: work queued in one is dropped in the next. */
+  private generation = 0;
+  /** The partitions per topic this member was given at its last join. */
+  private assignment: Readonly<Record<string, readonly number[]>> = {};
   /** Whether this member owns its partitions: joined, and no rebalance under way. */
   get settled(): boolean {
     return this.joined && !this.rebalancing;
@@ -262,19 +274,34 @@ export class Ingestor {
       // Idleness is measured from owning partitions, not from waiting for them
       // (a killed member holds its partitions until its session times out).
       this.lastActivity = Date.now();
+      this.lastProgress = Date.now();
+      this.generation++;
+      this.assignment = e.payload.memberAssignment;
       this.dropState();
       this.fenced = false;
-      // A batch abandoned while ClickHouse or Kafka failed leaves the topics
-      // paused: the new generation must fetch again (kafkajs keeps pauses across rejoins).
-      if (this.paused && !this.stopping) {
-        this.paused = false;
-        this.deps.metrics.paused.set(0);
-        this.consumer.resume(this.streams.map((s) => ({ topic: s.topic })));
-      }
       log.info('joined consumer group', { memberId: e.payload.memberId, assignment: e.payload.memberAssignment });
     });
+    // A fetch whose records were all filtered out by kafkajs (a transaction's
+    // control records, an aborted transaction's records) never reaches
+    // eachBatch, yet its offsets must be committed too, or the group never
+    // reaches the end of the partition (idle exit, lag, the stall watchdog).
+    this.consumer.on(this.consumer.events.END_BATCH_PROCESS, ({ payload }) => {
+      if (payload.batchSize !== 0 || this.stopping || !this.settled) return;
+      const generation = this.generation;
+      void this.withLock(() => (generation === this.generation ? this.passFiltered(payload.topic, payload.partition, payload.lastOffset) : Promise.resolve())).catch(
+        (err: unknown) => this.deps.log.warn('could not record the offsets of filtered records; the next batch records them', { topic: payload.topic, partition: payload.partition, error: failureMessage(err) }),
+      );
+    });
     this.consumer.on(this.consumer.events.CRASH, (e) => {
-      if (!e.payload.restart) this.onFatal(e.payload.error);
+      // A batch kafkajs cannot decode is read again by every retry and every
+      // restart: counted, and fatal with where it is (never skipped: its
+      // records would be lost without a trace).
+      const undecodable = undecodableBatch(e.payload.error);
+      if (undecodable) {
+        const { topic, partition } = undecodable.place;
+        this.deps.metrics.undecodableBatches.inc({ topic: topic ?? 'unknown', partition: partition === undefined ? 'unknown' : String(partition) });
+      }
+      if (!e.payload.restart) this.onFatal(undecodable ?? e.payload.error);
       else log.warn('consumer restarting after an error', { error: e.payload.error.message });
     });
     await this.consumer.subscribe({ topics, fromBeginning: true });
@@ -319,7 +346,8 @@ export class Ingestor {
     return run;
   }
 
-  private async eachBatch({ batch, resolveOffset, heartbeat, isRunning, isStale }: EachBatchPayload): Promise<void> {
+  private async eachBatch(payload: EachBatchPayload): Promise<void> {
+    const { batch, resolveOffset, heartbeat, isRunning, isStale } = payload;
     if (this.stopping || !isRunning() || isStale() || batch.messages.length === 0) return;
     this.inFlight++;
     try {
@@ -328,7 +356,7 @@ export class Ingestor {
       // here, with heartbeats, until they succeed; nothing is skipped.
       const at = { topic: batch.topic, partition: batch.partition, firstOffset: batch.firstOffset(), lastOffset: batch.lastOffset() };
       let stale = false;
-      await this.untilDone(heartbeat, at, () =>
+      await this.untilDone(payload, at, () =>
         this.withLock(async () => {
           // A rewind (settleInflight) sought this partition back while the batch waited for the lock.
           if (isStale()) stale = true;
@@ -338,7 +366,7 @@ export class Ingestor {
       if (stale) return;
       // Step 2: fetch on, commit later.
       resolveOffset(batch.lastOffset());
-      await this.untilDone(heartbeat, at, () => this.flushIfDue(false));
+      await this.untilDone(payload, at, () => this.flushIfDue(false));
       await within(heartbeat(), this.deps.config.kafka.sessionTimeoutMs, 'heartbeat');
     } finally {
       this.inFlight--;
@@ -350,28 +378,7 @@ export class Ingestor {
     const stream = this.byTopic.get(topic);
     if (!stream) throw new Error(`no stream for topic ${topic}`);
     const tp = `${topic}:${partition}`;
-    let next = this.progress.get(tp);
-    if (next === undefined) {
-      // Step 1. The last commit dates the rows it does not cover, so only
-      // recent parts are read; its offset is durable already (committed after
-      // the insert), and the stored rows say how far past it they reach.
-      const commit = (await this.committedOffsets(topic)).get(partition);
-      const since = sinceOf(commit?.metadata);
-      const stored = await stream.progress(partition, since);
-      const committed = commit && Number(commit.offset) >= 0 ? BigInt(commit.offset) : 0n;
-      // Rows past the commit: their writer may have died between its insert
-      // and its derived writes. Made again now, before any head is read back
-      // (heads are read from the derived table alone); all of them when the
-      // derived table lost every row of the partition.
-      if (await stream.derivedLost(partition)) {
-        this.deps.log.warn('the derived rows of this partition are all gone; writing them again from its stored rows', { stream: stream.name, topic, partition });
-        await stream.rederive(partition, 0n, 0);
-      } else if (stored > committed) await stream.rederive(partition, committed, since);
-      next = stored > committed ? stored : committed;
-      this.progress.set(tp, next);
-      this.durable.set(tp, { topic, partition, offset: next.toString(), ...(commit?.metadata ? { metadata: commit.metadata } : {}) });
-    }
-    const from = next;
+    const from = this.progress.get(tp) ?? (await this.readBack(stream, topic, partition));
     if (!this.pending.starts.has(tp)) this.pending.starts.set(tp, { topic, partition, offset: from.toString() });
     const records: SourceRecord[] = batch.messages
       .filter((m) => BigInt(m.offset) >= from)
@@ -399,6 +406,50 @@ export class Ingestor {
     this.pending.positions.set(tp, { topic, partition, offset: after.toString() });
     this.progress.set(tp, after);
     this.deps.metrics.lag.set({ topic, partition: String(partition) }, Number(BigInt(batch.highWatermark) - after));
+  }
+
+  /**
+   * Records in the buffer's positions that a partition's records up to
+   * `lastOffset` were all filtered out (no row, nothing to judge), so the
+   * next commit moves past them. Never moves a position back.
+   */
+  private async passFiltered(topic: string, partition: number, lastOffset: string): Promise<void> {
+    const stream = this.byTopic.get(topic);
+    if (!stream) return;
+    const tp = `${topic}:${partition}`;
+    const from = this.progress.get(tp) ?? (await this.readBack(stream, topic, partition));
+    const after = BigInt(lastOffset) + 1n;
+    if (after <= from) return;
+    if (!this.pending.starts.has(tp)) this.pending.starts.set(tp, { topic, partition, offset: from.toString() });
+    if (this.pending.positions.size === 0) this.pending.since = Date.now();
+    this.pending.positions.set(tp, { topic, partition, offset: after.toString() });
+    this.progress.set(tp, after);
+  }
+
+  /**
+   * Step 1: where a partition resumes, read back on its first batch of a
+   * generation. The last commit dates the rows it does not cover, so only
+   * recent parts are read; its offset is durable already (committed after
+   * the insert), and the stored rows say how far past it they reach.
+   */
+  private async readBack(stream: Stream, topic: string, partition: number): Promise<bigint> {
+    const tp = `${topic}:${partition}`;
+    const commit = (await this.committedOffsets(topic)).get(partition);
+    const since = sinceOf(commit?.metadata);
+    const stored = await stream.progress(partition, since);
+    const committed = commit && Number(commit.offset) >= 0 ? BigInt(commit.offset) : 0n;
+    // Rows past the commit: their writer may have died between its insert
+    // and its derived writes. Made again now, before any head is read back
+    // (heads are read from the derived table alone); all of them when the
+    // derived table lost every row of the partition.
+    if (await stream.derivedLost(partition)) {
+      this.deps.log.warn('the derived rows of this partition are all gone; writing them again from its stored rows', { stream: stream.name, topic, partition });
+      await stream.rederive(partition, 0n, 0);
+    } else if (stored > committed) await stream.rederive(partition, committed, since);
+    const next = stored > committed ? stored : committed;
+    this.progress.set(tp, next);
+    this.durable.set(tp, { topic, partition, offset: next.toString(), ...(commit?.metadata ? { metadata: commit.metadata } : {}) });
+    return next;
   }
 
   /**
@@ -448,54 +499,78 @@ export class Ingestor {
   }
 
   /**
-   * Runs `work` until it succeeds. Meanwhile consumption is paused (no
-   * prefetching while ClickHouse is down) and the group is kept informed with
-   * heartbeats on a timer, during the work and between tries, so a long
-   * read-back or outage does not get the member expelled. A rebalance makes
-   * heartbeat() throw, which abandons the batch (step 5). Only transient
-   * failures are retried: anything else would fail the same way forever, so
-   * it is reported (onFatal) with where it happened, and the batch abandoned.
+   * Runs `work` until it succeeds, retrying transient failures with backoff.
+   * The group is kept informed with heartbeats on a timer, during the work
+   * and between tries, so a long read-back or outage does not get the member
+   * expelled; a heartbeat that fails while waiting (the broker restarting) is
+   * one more transient failure, met by the next try. The batch is abandoned
+   * when this member lost its partitions (step 5), when kafkajs stopped the
+   * runner that gave it (it restarts with a new generation), or on a failure
+   * that retrying cannot fix (reported through onFatal).
+   *
+   * Backpressure is the handler itself: kafkajs fetches a partition's next
+   * batch only once eachBatch returns. Consumption is never paused through
+   * kafkajs here: a pause outlives the batch that set it, and one left behind
+   * by a failure on the way out stalled ingest for good after a broker
+   * restart (member alive, heartbeats answered, every partition paused).
    */
-  private async untilDone(heartbeat: () => Promise<void>, at: Record<string, unknown>, work: () => Promise<void>): Promise<void> {
+  private async untilDone(
+    { heartbeat, isRunning }: Pick<EachBatchPayload, 'heartbeat' | 'isRunning'>,
+    at: Record<string, unknown>,
+    work: () => Promise<void>,
+  ): Promise<void> {
     const { log, metrics, config } = this.deps;
-    const topics = this.streams.map((s) => ({ topic: s.topic }));
     const beat = Math.max(500, Math.floor(config.kafka.sessionTimeoutMs / 10));
-    for (let attempt = 0; ; attempt++) {
-      try {
-        await this.whileBeating(heartbeat, beat, work);
-        if (this.paused) {
-          this.paused = false;
-          metrics.paused.set(0);
-          this.consumer.resume(topics);
-          log.info('ClickHouse answers again; consumption resumed');
+    let failures = 0;
+    try {
+      for (let attempt = 0; ; attempt++) {
+        let failure: unknown;
+        try {
+          await this.whileBeating(heartbeat, beat, work);
+          if (failures > 0) log.info('ClickHouse and Kafka answer again; ingest goes on', { ...at, afterFailures: failures });
+          return;
+        } catch (err) {
+          failure = err;
         }
-        return;
-      } catch (err) {
-        // Not ClickHouse's fault: this member lost its partitions. Abandon the batch; kafkajs rejoins.
-        if (this.stopping) throw err;
-        const lost = membershipError(err);
-        if (lost) throw lost;
-        metrics.insertFailures.inc();
-        const kind = failureKind(err);
-        if (kind !== 'transient') {
-          const error = err instanceof Error ? err : new Error(String(err));
-          log.error(kind === 'content' ? 'ClickHouse refused data that could not be traced to a record' : 'a failure that retrying cannot fix', {
-            ...at,
-            error: failureMessage(error),
-          });
-          this.onFatal(error);
-          throw error;
-        }
-        if (!this.paused) {
-          this.paused = true;
+        for (;;) {
+          this.abandonIfLost(failure, isRunning);
+          failures++;
+          metrics.insertFailures.inc();
+          this.lastFailure = failureMessage(failure);
+          const kind = failureKind(failure);
+          if (kind !== 'transient') {
+            const error = failure instanceof Error ? failure : new Error(String(failure));
+            log.error(kind === 'content' ? 'ClickHouse refused data that could not be traced to a record' : 'a failure that retrying cannot fix', {
+              ...at,
+              error: failureMessage(error),
+            });
+            this.onFatal(error);
+            throw error;
+          }
           metrics.paused.set(1);
-          this.consumer.pause(topics);
+          const wait = Math.min(5_000, 250 * 2 ** Math.min(attempt, 5));
+          log.warn('ClickHouse or Kafka failed; the batch waits and is retried', { ...at, attempt: attempt + 1, inMs: wait, error: failureMessage(failure) });
+          try {
+            await this.whileBeating(heartbeat, beat, () => sleep(wait));
+            break;
+          } catch (err) {
+            // A heartbeat failed while waiting: judged like a failed try.
+            failure = err;
+            attempt++;
+          }
         }
-        const wait = Math.min(30_000, 250 * 2 ** Math.min(attempt, 7));
-        log.warn('ClickHouse or Kafka failed; consumption paused, retrying', { attempt: attempt + 1, inMs: wait, error: failureMessage(err) });
-        await this.whileBeating(heartbeat, beat, () => sleep(wait));
       }
+    } finally {
+      if (failures > 0) metrics.paused.set(0);
     }
+  }
+
+  /** Throws what ends a batch rather than retrying it: a stop, a lost membership, a runner kafkajs stopped. */
+  private abandonIfLost(failure: unknown, isRunning: () => boolean): void {
+    if (this.stopping) throw failure;
+    const lost = membershipError(failure);
+    if (lost) throw lost;
+    if (!isRunning()) throw new Error(`the consumer runner stopped (kafkajs restarts it); the batch is abandoned: ${failureMessage(failure)}`, { cause: failure });
   }
 
   /** Runs `work` with a heartbeat every `every` ms; a failed heartbeat fails it (once the work is over). */
@@ -624,6 +699,7 @@ export class Ingestor {
   private async flush(p: Pending): Promise<void> {
     const { metrics, clickhouse } = this.deps;
     await this.fence(p);
+    this.deps.log.debug('flush started', { rows: p.count, partitions: p.positions.size });
     await this.sendDeadLetters(p);
     // One ingested_at for the whole flush, kept by its retries: ingested_at is
     // the partition key, so the insert is one part, and a retried insert lands
@@ -692,13 +768,17 @@ export class Ingestor {
     const commits = [...p.positions.values()].map((position) => ({ ...position, metadata }));
     for (const c of commits) this.durable.set(`${c.topic}:${c.partition}`, c);
     if (commits.length > 0) {
+      this.deps.log.debug('committing offsets', { partitions: commits.length });
       // The rows are durable: committing now only saves re-reading them, and
       // dates them for the next reader. A refusal means this member lost its
       // partitions: no timer flush until it joins again.
-      await within(this.consumer.commitOffsets(commits), this.deps.config.kafka.sessionTimeoutMs, 'offset commit').catch((err: unknown) => {
-        this.fenced = true;
-        this.deps.log.warn('offset commit failed (progress is kept in ClickHouse)', { error: err instanceof Error ? err.message : String(err) });
-      });
+      await within(this.consumer.commitOffsets(commits), this.deps.config.kafka.sessionTimeoutMs, 'offset commit').then(
+        () => (this.lastProgress = Date.now()),
+        (err: unknown) => {
+          this.fenced = true;
+          this.deps.log.warn('offset commit failed (progress is kept in ClickHouse)', { error: failureMessage(err) });
+        },
+      );
       p.positions.clear();
     }
   }
@@ -814,21 +894,34 @@ export class Ingestor {
    * killed member still holds until its session times out.
    */
   async caughtUp(): Promise<boolean> {
+    return (await this.uncommitted()) === 0n;
+  }
+
+  /** Records waiting in the partitions this member was given (past the group's commit): what the stall watchdog asks. */
+  waiting(): Promise<bigint> {
+    return this.uncommitted(this.assignment);
+  }
+
+  /** Records past the group's committed offsets, in every partition of the topics, or only in those of `owned`. */
+  private async uncommitted(owned?: Readonly<Record<string, readonly number[]>>): Promise<bigint> {
+    const topics = this.streams.map((s) => s.topic).filter((t) => owned === undefined || (owned[t]?.length ?? 0) > 0);
+    if (topics.length === 0) return 0n;
     const admin = this.deps.kafka.admin();
     await admin.connect();
     try {
-      const topics = this.streams.map((s) => s.topic);
       const committed = await admin.fetchOffsets({ groupId: this.deps.config.kafka.groupId, topics });
+      let waiting = 0n;
       for (const topic of topics) {
         const high = await admin.fetchTopicOffsets(topic);
         const mine = committed.find((c) => c.topic === topic);
         for (const p of high) {
+          if (owned !== undefined && !owned[topic]?.includes(p.partition)) continue;
           const c = mine?.partitions.find((x) => x.partition === p.partition);
           const at = c && Number(c.offset) >= 0 ? BigInt(c.offset) : BigInt(p.low);
-          if (at < BigInt(p.high)) return false;
+          if (at < BigInt(p.high)) waiting += BigInt(p.high) - at;
         }
       }
-      return true;
+      return waiting;
     } finally {
       await admin.disconnect();
     }
@@ -850,7 +943,11 @@ export class Ingestor {
     if (this.stopping) return true;
     this.stopping = true;
     if (this.timer) clearInterval(this.timer);
-    this.consumer.pause(this.streams.map((s) => ({ topic: s.topic })));
+    try {
+      this.consumer.pause(this.streams.map((s) => ({ topic: s.topic })));
+    } catch {
+      // A consumer kafkajs stopped for good (a crash it does not restart from) has no group left to pause.
+    }
     const deadline = Date.now() + this.deps.config.kafka.sessionTimeoutMs;
     while (this.inFlight > 0 && Date.now() < deadline) await sleep(20);
     // After a fatal failure the buffer would only fail again: it is read again on restart.

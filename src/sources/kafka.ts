@@ -8,6 +8,7 @@ import type { ConnectionOptions } from 'node:tls';
 import { Kafka, logLevel as KafkaLogLevel, Partitioners, type Admin, type KafkaConfig, type LogEntry, type Producer } from 'kafkajs';
 import type { Config } from '../config/index.js';
 import type { Logger } from '../observability/logger.js';
+import { registerCodecs } from './codecs.js';
 
 export type KafkaSettings = Config['kafka'];
 
@@ -39,32 +40,65 @@ export function kafkaSecurityOptions(
 }
 
 /**
- * kafkajs's log lines through agentledger's logger. Their stack traces go to
- * debug: at the default level an error is one line. A startup client sends
- * everything to debug, since its failure is reported once, by the caller,
- * naming the setting to check.
+ * The level a kafkajs ERROR line deserves here. kafkajs logs every error
+ * answer of a broker ("Response JoinGroup(…)": "The coordinator is
+ * loading", "not the correct coordinator", at every start and rebalance)
+ * before its retrier decides anything: a retried one is expected, and one
+ * that ends the retries reaches agentledger as an error it reports itself.
+ * A lost connection, and the consumer restarting after one, are what an
+ * operator wants to know of a broker restart, but not as errors.
  */
-export function kafkaLogCreator(log: Logger, phase: 'startup' | 'running'): KafkaConfig['logCreator'] {
+export function kafkaErrorLevel(message: string): 'debug' | 'warn' | 'error' {
+  if (/^Response \w+\(key: \d+, version: \d+\)/.test(message)) return 'debug';
+  if (/^(Connection error|Connection timeout|Failed to connect to seed broker|Closed connection|Crash: KafkaJS(Connection|NumberOfRetriesExceeded|BrokerNotFound)|Restarting the consumer)/.test(message)) return 'warn';
+  return 'error';
+}
+
+/** How long a repeated warning of kafkajs (one per retry while a broker is away) is held back. */
+const REPEAT_WINDOW_MS = 10_000;
+
+/**
+ * kafkajs's log lines through agentledger's logger. Their stack traces go to
+ * debug: at the default level an error is one line, and a warning repeated
+ * while a broker is away is said once per 10 s, with how many were held
+ * back. A startup client sends everything to debug, since its failure is
+ * reported once, by the caller, naming the setting to check.
+ */
+export function kafkaLogCreator(log: Logger, phase: 'startup' | 'running', now: () => number = Date.now): KafkaConfig['logCreator'] {
   const kafkaLog = log.child({ component: 'kafkajs' });
+  const said = new Map<string, { at: number; held: number }>();
   return () =>
     ({ level, log: entry }: LogEntry) => {
       const { message, stack, ...rest } = entry as LogEntry['log'] & { stack?: unknown };
       const fields: Record<string, unknown> = rest;
       delete fields['timestamp'];
       delete fields['logger'];
-      if (phase === 'startup' || level > KafkaLogLevel.WARN) {
+      const as = phase === 'startup' || level > KafkaLogLevel.WARN ? 'debug' : level <= KafkaLogLevel.ERROR ? kafkaErrorLevel(message) : 'warn';
+      if (as === 'debug') {
         kafkaLog.debug(message, stack === undefined ? fields : { ...fields, stack });
         return;
       }
-      if (level <= KafkaLogLevel.ERROR) kafkaLog.error(message, fields);
-      else kafkaLog.warn(message, fields);
+      if (as === 'warn') {
+        // One key per kind of line, not per retry count or address.
+        const key = message.replace(/\d+/g, '#');
+        const last = said.get(key);
+        const t = now();
+        if (last !== undefined && t - last.at < REPEAT_WINDOW_MS) {
+          last.held++;
+          return;
+        }
+        if (said.size >= 1000) said.clear();
+        said.set(key, { at: t, held: 0 });
+        kafkaLog.warn(message, last !== undefined && last.held > 0 ? { ...fields, repeatedBefore: last.held } : fields);
+      } else kafkaLog.error(message, fields);
       if (stack !== undefined) kafkaLog.debug(`${message} (stack)`, { stack });
     };
 }
 
 /**
- * kafkajs client config. Running clients retry for about a minute, riding out
- * a broker restart. A startup client gives up after ~2 s of refused
+ * kafkajs client config. Running clients retry for 35 s to a minute (with
+ * connection timeouts), riding out a broker restart, at most 5 s apart so
+ * that they find a broker that is back within seconds. A startup client gives up after ~2 s of refused
  * connections (under 10 s when every attempt times out): a command started
  * with Kafka away or misconfigured says so at once instead of retrying with
  * nobody watching.
@@ -72,7 +106,7 @@ export function kafkaLogCreator(log: Logger, phase: 'startup' | 'running'): Kafk
 export function kafkaClientConfig(settings: KafkaSettings, log: Logger, phase: 'startup' | 'running', read?: (path: string) => Buffer): KafkaConfig {
   const timing =
     phase === 'running'
-      ? { connectionTimeout: 5_000, retry: { initialRetryTime: 300, retries: 8 } }
+      ? { connectionTimeout: 5_000, retry: { initialRetryTime: 300, retries: 10, maxRetryTime: 5_000 } }
       : { connectionTimeout: 2_000, requestTimeout: 10_000, retry: { initialRetryTime: 250, retries: 3, maxRetryTime: 2_000 } };
   return {
     clientId: settings.clientId,
@@ -88,6 +122,9 @@ export function kafkaClientConfig(settings: KafkaSettings, log: Logger, phase: '
 const startupClients = new WeakMap<Kafka, { readonly client: Kafka; readonly brokers: string }>();
 
 export function createKafka(settings: KafkaSettings, log: Logger): Kafka {
+  // Every client of the process reads and writes snappy, lz4 and zstd
+  // batches (kafkajs alone refuses them): one table, registered once.
+  registerCodecs();
   const kafka = new Kafka(kafkaClientConfig(settings, log, 'running'));
   // ensureTopics gets only the client (its callers hold nothing else): the
   // twin is found from it. Making a client opens no connection.

@@ -1,5 +1,5 @@
 /**
- * Order of a craze incarnation's events (DESIGN.md §2): seq is contiguous from
+ * Order of a craze incarnation's events (docs/input-contracts.md §2): seq is contiguous from
  * 1 per (session, incarnation). A pure function of (the incarnation's head,
  * the seq, whether that seq is stored already); the state lives at the edge.
  */

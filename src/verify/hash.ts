@@ -1,5 +1,5 @@
 /**
- * The loop runtime's link hash (DESIGN.md §1):
+ * The loop runtime's link hash (docs/input-contracts.md §1):
  * SHA-256(prevHash ‖ LoopID ‖ Seq ‖ Time ‖ Kind ‖ Payload), where Seq is 8
  * bytes big-endian by default, or decimal ASCII for producers that hashed it
  * as text, and every other part is the bytes exactly as they arrived.

@@ -15,7 +15,7 @@ import { Queue } from 'bullmq';
 import { Partitioners } from 'kafkajs';
 import { MIGRATIONS_DIR } from '../../src/cli/migrate.js';
 import { envelopeJson } from '../../src/demo/traffic/envelope.js';
-import { ALERT_EVALUATE_JOB, ALERT_SWEEP_SCHEDULER, ALERTS_QUEUE, alertEvaluatePayload } from '../../src/jobs/queues.js';
+import { ALERT_EVALUATE_JOB, ALERT_EVALUATIONS_QUEUE, ALERT_SWEEP_SCHEDULER, ALERTS_QUEUE, alertEvaluatePayload } from '../../src/jobs/queues.js';
 import { createRedis } from '../../src/jobs/redis.js';
 import { peekNews } from '../../src/alerts/news.js';
 import { createLogger } from '../../src/observability/logger.js';
@@ -50,9 +50,9 @@ async function ingest(): Promise<void> {
   assert.equal(await run.exited, 0, run.stderr());
 }
 
-async function withQueue<T>(fn: (q: Queue) => Promise<T>): Promise<T> {
+async function withQueue<T>(fn: (q: Queue) => Promise<T>, name: string = ALERTS_QUEUE): Promise<T> {
   const redis = createRedis(ctx.config.redis.url);
-  const q = new Queue(ALERTS_QUEUE, { connection: redis, prefix: ctx.config.redis.queuePrefix });
+  const q = new Queue(name, { connection: redis, prefix: ctx.config.redis.queuePrefix });
   try {
     return await fn(q);
   } finally {
@@ -83,7 +83,7 @@ test('ingest gathers the loops with news of its flushes in Redis and asks for on
   }
   await produceEnvelopes(ctx, records);
   await ingest();
-  const jobs = await withQueue((q) => q.getJobs(['waiting', 'prioritized', 'delayed']));
+  const jobs = await withQueue((q) => q.getJobs(['waiting', 'prioritized', 'delayed']), ALERT_EVALUATIONS_QUEUE);
   const evaluations = jobs.filter((j) => j.name === ALERT_EVALUATE_JOB);
   assert.equal(evaluations.length, 1, 'one evaluation waits in Redis, however many flushes asked (deduplicated)');
   assert.deepEqual(alertEvaluatePayload.parse(evaluations[0]!.data), {});
@@ -104,7 +104,8 @@ test('a worker raises the alerts that need no clock from ingest’s evaluations 
       withQueue(async (q) => {
         const counts = await q.getJobCounts('waiting', 'active', 'prioritized');
         const scheduler = await q.getJobScheduler(ALERT_SWEEP_SCHEDULER);
-        return Object.values(counts).every((n) => n === 0) && scheduler !== undefined && Number(scheduler.next) > Date.now() + 3_600_000;
+        const evaluations = await withQueue((e) => e.getJobCounts('waiting', 'active', 'prioritized'), ALERT_EVALUATIONS_QUEUE);
+        return [...Object.values(counts), ...Object.values(evaluations)].every((n) => n === 0) && scheduler !== undefined && Number(scheduler.next) > Date.now() + 3_600_000;
       }),
     worker,
   );

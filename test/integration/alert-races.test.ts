@@ -17,6 +17,9 @@ import { createClickHouse } from '../../src/sink/clickhouse/client.js';
 import { query } from '../support/clickhouse.js';
 import { ingestStuckLoops, sweepDeps } from '../support/alert-sweeps.js';
 import { testContext, type TestContext } from '../support/context.js';
+import { chain } from '../support/envelope-chain.js';
+import { produceEnvelopes } from '../support/envelope-topic.js';
+import { runCli } from '../support/processes.js';
 
 const log = createLogger('error');
 let ctx: TestContext;
@@ -91,6 +94,38 @@ test('resolved states are dropped from Redis a day after they resolved, not befo
     assert.equal(refilled.filter((s) => s.rule === 'stuck_loop' && s.state === 'firing').length, LOOPS.length);
     const [rows] = await query<{ n: string }>(ctx, "SELECT toString(count()) AS n FROM alerts FINAL WHERE rule = 'stuck_loop'");
     assert.equal(rows!.n, String(LOOPS.length), 'no second notification');
+  } finally {
+    await deliveries.close();
+    redis.disconnect();
+    await ch.close();
+  }
+});
+
+test('a sweep in chunks judges a child its parent reported Stuck as stuck, though the two fall in different chunks', { timeout: 60_000 }, async () => {
+  const t0 = Date.now();
+  const at = (ms: number): string => new Date(ms).toISOString().replace(/\.?0+Z$/, 'Z');
+  // The parent sorts before the child: one chunk each (chunks of one loop), the parent's first.
+  await produceEnvelopes(ctx, [
+    ...chain('p-parent', [
+      [at(t0 - 20_000), 'LoopStarted', '{"name":"p-parent"}'],
+      [at(t0 - 15_000), 'SubAgentCompleted', JSON.stringify({ child_loop_id: 's-child', definition: 'worker', outcome_kind: 'Stuck' })],
+    ]),
+    ...chain('s-child', [
+      [at(t0 - 19_000), 'LoopStarted', '{"name":"s-child","parent_id":"p-parent","depth":1}'],
+      [at(t0 - 16_000), 'IterationStarted', '{"iteration":1}'],
+    ]),
+  ]);
+  const ingest = runCli(['ingest', '--no-migrate', '--idle-exit-ms', '2000'], ctx.env);
+  assert.equal(await ingest.exited, 0, ingest.stderr());
+  const ch = createClickHouse(ctx.config.clickhouse);
+  const redis = createRedis(ctx.config.redis.url);
+  const deliveries = new Queue(ALERT_DELIVERIES_QUEUE, { connection: redis, prefix: ctx.config.redis.queuePrefix });
+  try {
+    const deps = { ...sweepDeps(ctx, ch, redis, deliveries, log), chunkLoops: 1 };
+    await alertSweep(deps, Date.now());
+    await alertSweep(deps, Date.now() + 1000);
+    const rows = await query<{ notification: string }>(ctx, "SELECT notification FROM alerts FINAL WHERE rule = 'stuck_loop' AND subject = 's-child' ORDER BY at_ms");
+    assert.deepEqual(rows.map((r) => r.notification), ['fired'], 'fired once, never resolved by its own chunk');
   } finally {
     await deliveries.close();
     redis.disconnect();

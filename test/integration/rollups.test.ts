@@ -56,13 +56,14 @@ async function caughtUp(worker: Running): Promise<void> {
     redis.disconnect();
   }
   // After a SIGKILL the next worker waits for BullMQ to find the dead one's
-  // sweep stalled (its lock, 30 s, then the stalled check, every 30 s).
-  for (let i = 0; i < 1500; i++) {
+  // sweep stalled (its lock, 5 s, then the stalled check, every 2.5 s:
+  // WORKER_LOCK_OPTIONS), then for a sweep of its own.
+  for (let i = 0; i < 300; i++) {
     const [r] = await query<{ v: string }>(ctx, 'SELECT toString(max(version)) AS v FROM rollup_sweeps');
     if (BigInt(r?.v ?? '0') > now) return;
     await sleep(100);
   }
-  throw new Error(`no sweep began after the last row was stored, in 150 s: ${worker.stderr().slice(-3000)}`);
+  throw new Error(`no sweep began after the last row was stored, in 30 s: ${worker.stderr().slice(-3000)}`);
 }
 
 /** Per hour, source, provider and model: the committed rollups and the live view, as comparable rows. */

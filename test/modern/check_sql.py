@@ -7,7 +7,11 @@ proves the modern half with chdb (ClickHouse embedded in a Python module):
   1. the runner's bootstrap statements (schema_migrations and its lock table),
   2. every statement of every schema/clickhouse/NNNN_*.sql migration, in order,
   3. every query file src/**/*.sql, with each `{NAME:TYPE}` placeholder replaced
-     by the EXAMPLE literal of its header line `-- param: NAME TYPE EXAMPLE`.
+     by the EXAMPLE literal of its header line `-- param: NAME TYPE EXAMPLE`,
+  4. every query of the Grafana dashboard (infra/grafana/dashboards/*.json), its
+     macros expanded as grafana-clickhouse-datasource expands them
+     (grafana_macros.py, first held to test/fixtures/grafana/macros.json), over
+     a few rows planted in the tables the panels read, with readonly=1.
 
 Statements are split exactly as src/sink/clickhouse/migrate.ts splitStatements()
 does. Prints one line per statement and a final `N passed, M failed`; exits 1 on
@@ -19,6 +23,7 @@ Only dependency: chdb.
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 import tempfile
@@ -113,6 +118,121 @@ def substitute(statement: str, params: dict[str, Param]) -> str:
 def one_line(s: str, width: int = 60) -> str:
     flat = " ".join(s.split())
     return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+# Rows for the dashboard's panels to read (the 18.16 half ingests real traffic:
+# test/integration/grafana-dashboard.test.ts): one verified ModelCalled, one
+# tampered, a convergence warning, a failed sub-agent, a committed rollup hour
+# and a firing alert, all on 2025-12-01.
+GRAFANA_ROWS = [
+    "INSERT INTO envelopes (loop_id, seq, time, time_text, kind, kind_class, verdict, kafka_topic, kafka_partition, kafka_offset, ingested_at, "
+    "model_provider, model_name, input_tokens, output_tokens, cost_pico) VALUES "
+    "('g-loop', 1, '2025-12-01 10:00:00', '2025-12-01T10:00:00Z', 'ModelCalled', 'ModelCalled', 'ok', 'g', 0, 1, '2025-12-01 10:00:01', 'p', 'm', 10, 5, 123000000000045), "
+    "('g-loop', 2, '2025-12-01 10:05:00', '2025-12-01T10:05:00Z', 'ModelCalled', 'ModelCalled', 'mismatch', 'g', 0, 2, '2025-12-01 10:05:01', 'p', 'm', 1, 1, 7)",
+    "INSERT INTO spend_rollup_root_hour (hour, version, source, root_loop_id, calls, input_tokens, output_tokens, cost_pico) VALUES "
+    "('2025-12-01 10:00:00', 5, 'runtime', 'g-loop', 1, 10, 5, 123000000000045)",
+    "INSERT INTO spend_rollup_model_hour (hour, version, source, provider, model, loop_name, calls, input_tokens, output_tokens, cost_pico, unpriced_calls) VALUES "
+    "('2025-12-01 10:00:00', 5, 'runtime', 'p', 'm', 'task', 1, 10, 5, 123000000000045, 0)",
+    "INSERT INTO event_rollup_hour (hour, version, kind, label, outcome, loop_id, events, flagged) VALUES "
+    "('2025-12-01 10:00:00', 5, 'ConvergenceWarning', 'repeat', '', 'g-loop', 2, 0), "
+    "('2025-12-01 10:00:00', 5, 'SubAgentCompleted', 'search', 'Failed', '', 1, 0), "
+    "('2025-12-01 10:00:00', 5, 'ToolCalled', 'grep', '', '', 4, 1)",
+    "INSERT INTO rollup_commits (hour, version, committed_at) VALUES ('2025-12-01 10:00:00', 5, '2025-12-01 10:30:00')",
+    "INSERT INTO alerts (rule, subject, transition_key, notification, state, severity, fired_at_ms, resolved_at_ms, at_ms, notifications, detail, recorded_at) VALUES "
+    "('stuck_loop', 'g-loop', 'k1', 'fired', 'firing', 'critical', 1764583200000, 0, 1764583200000, 1, '', '2025-12-01 10:00:00')",
+]
+# What some panels must show over those rows: exact money text (the verified
+# call's 123.000000000045 USD; the tampered call's 7 picodollars), counts.
+GRAFANA_EXPECT = {
+    "Top models": ("cost_usd", "123.000000000045"),
+    "Top roots": ("cost_usd", "123.000000000045"),
+    "Spend not counted (unverified links)": ("cost_usd", "0.000000000007"),
+    "Stuck or stalled loops": ("stuck", 1),
+    "Chain violations": ("violations", 1),
+    "Stuck and stalled loops": ("loop_id", "g-loop"),
+    "Sub-agent failure rate": ("failure_rate", 1),
+}
+# 2025-12-01 00:00:00 to 23:59:59 UTC, a 30 min interval.
+GRAFANA_RANGE = (1764547200, 1764633599, 1800)
+GRAFANA_DATABASE = "agentledger_grafana"
+
+
+def check_grafana(root: Path, session, check, fail) -> None:
+    """Step 4: the dashboard's queries, expanded as the plugin sends them."""
+    sys.dont_write_bytecode = True  # no __pycache__ in the work tree
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from grafana_macros import MacroContext, check_fixtures
+
+    fixtures = json.loads((root / "test" / "fixtures" / "grafana" / "macros.json").read_text(encoding="utf-8"))
+    faults = check_fixtures(fixtures)
+    for f in faults:
+        fail("<grafana macros>", f)
+    if not faults:
+        check("<grafana macros>: expander agrees with test/fixtures/grafana/macros.json", "SELECT 1")
+    # A database of its own, migrated afresh: the steps before leave rows (the
+    # query files' examples insert alerts, sweeps, rollups) the expectations
+    # below would have to know about.
+    session.query(f"CREATE DATABASE {GRAFANA_DATABASE}", "CSV")
+    session.query(f"USE {GRAFANA_DATABASE}", "CSV")
+    for path in sorted((root / "schema" / "clickhouse").glob("*.sql")):
+        for i, sql in enumerate(split_statements(path.read_text(encoding="utf-8")), 1):
+            try:
+                session.query(sql, "Null")
+            except Exception as e:
+                fail(f"<grafana database> {path.name}:{i}", str(e).strip())
+    for i, sql in enumerate(GRAFANA_ROWS, 1):
+        check(f"<grafana rows>:{i}", sql)
+    ctx = MacroContext(*GRAFANA_RANGE)
+    dashboards = sorted((root / "infra" / "grafana" / "dashboards").glob("*.json"))
+    print(f"[modern] {len(dashboards)} Grafana dashboards")
+    if not dashboards:
+        fail("infra/grafana/dashboards", "no dashboard JSON")
+    try:
+        for path in dashboards:
+            check_dashboard(root, path, session, ctx, check, fail)
+    finally:
+        session.query(f"USE {DATABASE}", "CSV")
+
+
+def check_dashboard(root: Path, path: Path, session, ctx, check, fail) -> None:
+    from grafana_macros import MacroError, expand_macros
+
+    rel = path.relative_to(root).as_posix()
+    try:
+        dashboard = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as e:
+        fail(rel, f"not JSON: {e}")
+        return
+    panels = [q for p in dashboard.get("panels", []) for q in [p, *p.get("panels", [])]]
+    targets = [(p, t) for p in panels for t in p.get("targets", [])]
+    if not targets:
+        fail(rel, "no panel query")
+    for panel, target in targets:
+        label = f"{rel} panel {panel.get('id')} {panel.get('title')!r} {target.get('refId')}"
+        sql = target.get("rawSql") or ""
+        if not sql.strip():
+            fail(label, "empty rawSql")
+            continue
+        try:
+            concrete = expand_macros(sql, ctx)
+        except MacroError as e:
+            fail(label, str(e))
+            continue
+        # readonly=1 as the dashboard user's profile; chdb takes settings in the query.
+        try:
+            out = session.query(f"{concrete}\nSETTINGS readonly = 1", "JSONEachRow").bytes().decode()
+        except Exception as e:  # chdb raises RuntimeError carrying the server's message
+            fail(label, f"{str(e).strip()}\n     {one_line(concrete, 200)}")
+            continue
+        rows = [json.loads(line) for line in out.splitlines() if line.strip()]
+        if not rows:
+            fail(label, "no row over the planted rows")
+            continue
+        want = GRAFANA_EXPECT.get(panel.get("title"))
+        if want is not None and [r.get(want[0]) for r in rows] != [want[1]]:
+            fail(label, f"{want[0]}: got {[r.get(want[0]) for r in rows]!r}, want [{want[1]!r}]")
+            continue
+        check(label, "SELECT 1")
 
 
 def main(argv: list[str]) -> int:
@@ -261,6 +381,9 @@ def main(argv: list[str]) -> int:
                  "SELECT cost_pico, cost_usd_text, fork_at_seq, tool_is_error FROM envelopes WHERE kafka_offset = 1", "0\t\t0\t0")
             fact("<facts>: chain_violations is a view of envelopes FINAL",
                  "SELECT engine FROM system.tables WHERE database = currentDatabase() AND name = 'chain_violations'", "View")
+
+            # After the facts: they count the parts of envelopes, which the dashboard's rows add to.
+            check_grafana(root, session, check, fail)
         finally:
             session.cleanup()
 

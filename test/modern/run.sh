@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Checks every ClickHouse statement of the project (runner bootstrap, migrations,
-# src/**/*.sql query files) on a current ClickHouse engine, embedded by chdb.
+# src/**/*.sql query files, the Grafana dashboard's queries) on a current ClickHouse engine, embedded by chdb.
 #
 # Installs chdb once into <repo>/.state/venv-chdb (git-ignored); when
 # `python3 -m venv` cannot work (Debian without python3-venv: no ensurepip) it

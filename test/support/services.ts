@@ -165,6 +165,7 @@ async function containers(): Promise<Services> {
     })
     .withCopyFilesToContainer([
       { source: `${REPO_ROOT}infra/clickhouse/users.d/agentledger.xml`, target: '/etc/clickhouse-server/users.d/agentledger.xml' },
+      { source: `${REPO_ROOT}infra/clickhouse/docker-dashboard-settings.xml`, target: '/etc/clickhouse-server/users.d/docker-dashboard-settings.xml' },
       { source: `${REPO_ROOT}infra/clickhouse/docker-networks.xml`, target: '/etc/clickhouse-server/users.d/docker-networks.xml' },
     ])
     .withCopyContentToContainer([

@@ -30,6 +30,7 @@ function problem(env: Record<string, string>): string {
 test('defaults: the rules\' own thresholds, a sweep every 30 s, a reminder every hour, evaluations on ingest, no budgets, no webhook', () => {
   assert.deepEqual(parseConfig({}).alerts, {
     sweepMs: 30_000,
+    chunkLoops: 2000,
     renotifyMs: 3_600_000,
     evaluateOnIngest: true,
     evaluateGapMs: 5000,
@@ -58,6 +59,7 @@ test('every variable lands in its own field', () => {
     AGENTLEDGER_ALERT_EVALUATE_ON_INGEST: 'false',
     AGENTLEDGER_ALERT_EVALUATE_GAP_MS: '1009',
     AGENTLEDGER_ALERT_BUDGETS_FILE: '/etc/agentledger/budgets.json',
+    AGENTLEDGER_ALERT_CHUNK_LOOPS: '1010',
   });
   const rules: AlertRuleConfig = {
     windowMs: 1003,
@@ -71,7 +73,7 @@ test('every variable lands in its own field', () => {
     gapGraceMs: 1007,
   };
   const webhook: Webhook = { url: 'https://hooks.example.com/services/T1/B2/xyz', secret: 's3', timeoutMs: 1008 };
-  assert.deepEqual(c.alerts, { sweepMs: 1001, renotifyMs: 1002, evaluateOnIngest: false, evaluateGapMs: 1009, budgetsFile: '/etc/agentledger/budgets.json', rules, webhook });
+  assert.deepEqual(c.alerts, { sweepMs: 1001, chunkLoops: 1010, renotifyMs: 1002, evaluateOnIngest: false, evaluateGapMs: 1009, budgetsFile: '/etc/agentledger/budgets.json', rules, webhook });
 });
 
 test('a webhook without a secret is unsigned; the failure rate takes 0, 1 and plain decimals', () => {

@@ -5,7 +5,7 @@
  * two must agree on every item but the documented tolerances
  * (test/fixtures/craze/conformance.json, `tolerance`):
  *  - additionalProperties: unknown keys, which the schema rejects and the
- *    decoder ignores (DESIGN.md §2);
+ *    decoder ignores (docs/input-contracts.md §2);
  *  - unknownType: an event type the schema's enum does not list, kept by the
  *    decoder as `known: false`;
  *  - slashRow: state.slash rows read row by row, as the schema's own
@@ -17,7 +17,7 @@
  * Then the record decoder's own cases: int64 exactness, seq, tolerance.
  */
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
@@ -27,8 +27,6 @@ import { exactIntegerText } from '../../src/money/int64-text.js';
 
 const REPO = fileURLToPath(new URL('../../../', import.meta.url));
 const SCHEMA_PATH = `${REPO}schema/craze-event.schema.json`;
-/** shared/ sits beside the repository, locally and on CI. */
-const SEED_PATH = `${REPO}../shared/seeds/craze-event.schema.json`;
 const CORPUS_PATH = `${REPO}test/fixtures/craze/conformance.json`;
 
 type Tolerance = 'additionalProperties' | 'unknownType' | 'slashRow' | 'range' | 'catalogDropped';
@@ -89,14 +87,6 @@ const record = (eventText: string, extra = ''): Buffer =>
 
 const fmt = (errors: ErrorObject[] | null | undefined): string =>
   (errors ?? []).map((e) => `${e.instancePath || '/'} ${e.keyword} ${e.message ?? ''}`).join('; ');
-
-test('schema/craze-event.schema.json is the shared seed, byte for byte', (t) => {
-  if (!existsSync(SEED_PATH)) {
-    t.skip(`${SEED_PATH} is not there`);
-    return;
-  }
-  assert.ok(readFileSync(SCHEMA_PATH).equals(readFileSync(SEED_PATH)), 'the repository copy differs from shared/seeds');
-});
 
 test('ajv and the zod decoder agree on the conformance corpus, tolerances aside', () => {
   const validate = makeValidator();

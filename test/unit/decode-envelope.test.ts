@@ -67,6 +67,13 @@ const malformedCases: [string, Buffer | null, RegExp][] = [
   ['Seq fractional', rec({ Seq: 1.5 }), /Seq/],
   ['Seq as string', rec({ Seq: '1' }), /Seq/],
   ['Seq beyond 2^53', Buffer.from(JSON.stringify(good).replace('"Seq":1', '"Seq":9007199254740993')), /2\^53/],
+  // JSON.parse reads these as the integer 1; Go writes a uint64 as digits, and a float is no Seq.
+  ['Seq 1.0000000000000001', Buffer.from(JSON.stringify(good).replace('"Seq":1', '"Seq":1.0000000000000001')), /Seq "1\.0000000000000001" is not a whole number written in digits/],
+  ['Seq 1.0', Buffer.from(JSON.stringify(good).replace('"Seq":1', '"Seq":1.0')), /Seq "1\.0" is not a whole number/],
+  ['Seq 1e0', Buffer.from(JSON.stringify(good).replace('"Seq":1', '"Seq":1e0')), /Seq "1e0" is not a whole number/],
+  ['Seq 10E-1', Buffer.from(JSON.stringify(good).replace('"Seq":1', '"Seq":10E-1')), /Seq "10E-1" is not a whole number/],
+  ['Seq 1.0 hidden behind an escaped name', Buffer.from(JSON.stringify(good).replace('"Seq":1', '"S\\u0065q":1.0')), /Seq "1\.0" is not a whole number/],
+  ['Seq 1.0 repeated after a good one', Buffer.from(JSON.stringify(good).replace('"Seq":1', '"Seq":1,"Seq":1.0')), /Seq "1\.0" is not a whole number/],
   ['Time not RFC 3339', rec({ Time: '30/11/2026' }), /RFC 3339/],
   ['Time impossible date', rec({ Time: '2026-02-30T00:00:00Z' }), /RFC 3339/],
   ['Kind missing', rec({ Kind: undefined }), /Kind/],

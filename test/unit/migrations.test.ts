@@ -48,13 +48,13 @@ test('the shipped migrations are numbered without holes and every statement is i
         /^(CREATE (TABLE|MATERIALIZED VIEW|VIEW|DATABASE) IF NOT EXISTS|DROP TABLE IF EXISTS|ALTER TABLE \S+ (ADD|DROP|MODIFY) COLUMN IF|INSERT INTO loop_heads\s+SELECT)/i,
         `${m.name}: ${s.slice(0, 60)}`,
       );
-      // Features missing from ClickHouse 18.16 (DESIGN.md §5).
+      // Features missing from ClickHouse 18.16 (docs/input-contracts.md §5).
       assert.doesNotMatch(s, /DateTime64|\bMap\(|Int128|JSONExtract|toStartOfInterval|\bTTL\b|LowCardinality|\{[a-z_]+:[A-Za-z]/, `${m.name} uses a feature ClickHouse 18.16 lacks`);
     }
   }
 });
 
-test('the migrated schema has no materialized view: nothing exact is derived from a raw insert (DESIGN.md §4)', async () => {
+test('the migrated schema has no materialized view: nothing exact is derived from a raw insert (docs/input-contracts.md §4)', async () => {
   const live = new Set<string>();
   for (const m of await loadMigrations(MIGRATIONS_DIR)) {
     for (const s of m.statements) {

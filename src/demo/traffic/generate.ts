@@ -1,5 +1,5 @@
 /**
- * Deterministic loop-runtime traffic (DESIGN.md §1) for demos, benchmarks and
+ * Deterministic loop-runtime traffic (docs/input-contracts.md §1) for demos, benchmarks and
  * tests: hash-chained Envelopes encoded as Go's encoding/json writes them,
  * interleaved across loops as one topic would carry them (per-loop order
  * kept), with planted violations and the verdicts the verifier must report.

@@ -1,5 +1,5 @@
 /**
- * The craze spend method (src/account/craze-spend.ts, DESIGN.md §2): per-report
+ * The craze spend method (src/account/craze-spend.ts, docs/input-contracts.md §2): per-report
  * spend against the hand-computed corpus (test/fixtures/craze/GROUND_TRUTH.md),
  * focused cases for each rule, and its state across restarts — including the
  * wider state rows written before the outcome lists left the module.

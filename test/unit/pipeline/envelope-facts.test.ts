@@ -19,7 +19,7 @@ const OPTIONS = { ...DEFAULT_DECODE_OPTIONS, seqEncoding: 'binary' as const };
 const NOW = new Date('2026-11-30T12:00:00Z');
 const LOOP = 'loop-facts';
 
-/** A link's hash as DESIGN.md §1 defines it, written here apart from src/verify. */
+/** A link's hash as docs/input-contracts.md §1 defines it, written here apart from src/verify. */
 function linkHash(prev: Buffer, seq: number, time: string, kind: string, payload: string): Buffer {
   const seqBytes = Buffer.alloc(8);
   seqBytes.writeBigUInt64BE(BigInt(seq));

@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import { logLevel, type LogEntry } from 'kafkajs';
 import { parseConfig } from '../../../src/config/index.js';
 import { createLogger } from '../../../src/observability/logger.js';
-import { createKafka, ensureTopics, kafkaClientConfig, kafkaConnectFailure, kafkaLogCreator, kafkaSecurityOptions, KafkaUnavailableError } from '../../../src/sources/kafka.js';
+import { createKafka, ensureTopics, kafkaClientConfig, kafkaConnectFailure, kafkaErrorLevel, kafkaLogCreator, kafkaSecurityOptions, KafkaUnavailableError } from '../../../src/sources/kafka.js';
 
 const files: Record<string, Buffer> = { '/ca.pem': Buffer.from('CA'), '/cert.pem': Buffer.from('CERT'), '/key.pem': Buffer.from('KEY') };
 const read = (path: string): Buffer => files[path] ?? assert.fail(`read ${path}`);
@@ -56,16 +56,38 @@ test('the settings reach the client config; the startup client gives up far soon
 test('kafkajs errors are one line at the default level; their stacks, and all of a startup client, go to debug', () => {
   const lines: string[] = [];
   const entry = (message: string): LogEntry => ({ namespace: 'Connection', level: logLevel.ERROR, label: 'ERROR', log: { timestamp: 't', logger: 'kafkajs', message, broker: 'k:1', stack: 'Error: boom\n    at x' } });
-  kafkaLogCreator(createLogger('info', {}, (l) => lines.push(l)), 'running')?.(logLevel.WARN)(entry('Connection error'));
+  kafkaLogCreator(createLogger('info', {}, (l) => lines.push(l)), 'running')?.(logLevel.WARN)(entry('Unexpected broker answer'));
   assert.equal(lines.length, 1);
-  assert.match(lines[0] ?? '', /ERROR Connection error component=kafkajs broker=k:1$/);
+  assert.match(lines[0] ?? '', /ERROR Unexpected broker answer component=kafkajs broker=k:1$/);
   lines.length = 0;
-  kafkaLogCreator(createLogger('debug', {}, (l) => lines.push(l)), 'running')?.(logLevel.WARN)(entry('Connection error'));
+  kafkaLogCreator(createLogger('debug', {}, (l) => lines.push(l)), 'running')?.(logLevel.WARN)(entry('Unexpected broker answer'));
   assert.equal(lines.length, 2);
-  assert.match(lines[1] ?? '', /DEBUG Connection error \(stack\) component=kafkajs stack="Error: boom/);
+  assert.match(lines[1] ?? '', /DEBUG Unexpected broker answer \(stack\) component=kafkajs stack="Error: boom/);
   lines.length = 0;
-  kafkaLogCreator(createLogger('info', {}, (l) => lines.push(l)), 'startup')?.(logLevel.WARN)(entry('Connection error'));
+  kafkaLogCreator(createLogger('info', {}, (l) => lines.push(l)), 'startup')?.(logLevel.WARN)(entry('Unexpected broker answer'));
   assert.deepEqual(lines, []);
+});
+
+test('what kafkajs retries is no error: broker error answers go to debug, lost connections are warnings said once per 10 s', () => {
+  assert.equal(kafkaErrorLevel('Response JoinGroup(key: 11, version: 5)'), 'debug');
+  assert.equal(kafkaErrorLevel('Response InitProducerId(key: 22, version: 1)'), 'debug');
+  assert.equal(kafkaErrorLevel('Connection error: connect ECONNREFUSED 127.0.0.1:9092'), 'warn');
+  assert.equal(kafkaErrorLevel('Failed to connect to seed broker, trying another broker from the list: Connection error'), 'warn');
+  assert.equal(kafkaErrorLevel('Restarting the consumer in 300ms'), 'warn');
+  assert.equal(kafkaErrorLevel('Crash: KafkaJSNonRetriableError: Snappy compression not implemented'), 'error');
+  const lines: string[] = [];
+  let t = 0;
+  const write = kafkaLogCreator(createLogger('info', {}, (l) => lines.push(l)), 'running', () => t)?.(logLevel.WARN);
+  const entry = (message: string): LogEntry => ({ namespace: 'Connection', level: logLevel.ERROR, label: 'ERROR', log: { timestamp: 't', logger: 'kafkajs', message } });
+  write?.(entry('Response JoinGroup(key: 11, version: 5)'));
+  assert.deepEqual(lines, [], 'a retried error answer is not shown at info');
+  for (let retry = 0; retry < 5; retry++, t += 1000) write?.(entry(`Connection error: connect ECONNREFUSED 127.0.0.1:${9092 + retry}`));
+  assert.equal(lines.length, 1, lines.join('\n'));
+  assert.match(lines[0] ?? '', /^\S+ WARN {2}Connection error: connect ECONNREFUSED 127\.0\.0\.1:9092 component=kafkajs$/);
+  t += 10_000;
+  write?.(entry('Connection error: connect ECONNREFUSED 127.0.0.1:9092'));
+  assert.equal(lines.length, 2);
+  assert.match(lines[1] ?? '', /repeatedBefore=4$/);
 });
 
 test('unreachable brokers and a refused SASL login are explained in one line naming the settings', () => {

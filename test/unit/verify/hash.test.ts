@@ -1,6 +1,6 @@
 /**
  * linkHash, which writes the whole link into one reused buffer, against the
- * definition written out part by part (DESIGN.md §1): every payload size
+ * definition written out part by part (docs/input-contracts.md §1): every payload size
  * around the inline limit, both Seq encodings, ids that outgrow the buffer,
  * and calls in a row that must not see each other's bytes.
  */
