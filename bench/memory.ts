@@ -36,6 +36,7 @@ import { fileURLToPath } from 'node:url';
 import { Kafka, logLevel, Partitioners } from 'kafkajs';
 import { parseConfig } from '../src/config/index.js';
 import { createClickHouse } from '../src/sink/clickhouse/client.js';
+import { mulberry32 } from '../src/demo/traffic/prng.js';
 import { wholeOption } from './args.js';
 
 const BENCH = 'bench/memory.ts';
@@ -105,17 +106,6 @@ interface Result extends Path {
 
 // ------------------------------------------------------------------ craze traffic
 
-/** A seeded generator (mulberry32). */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const spend = (cost: number, input: number, output: number): string =>
   `{"input":${input},"output":${output},"reasoning":0,"cacheRead":${input * 2},"cacheCreation":0,"costPicoUsd":${cost},"unpriced":false}`;
@@ -127,7 +117,7 @@ const spend = (cost: number, input: number, output: number): string =>
  * 50 sessions live at once, interleaved at random. Keyed by session id.
  */
 function* crazeRecords(sessions: number, events: number): Generator<{ key: string; value: string }> {
-  const rnd = random(20);
+  const rnd = mulberry32(20);
   const perSession = Math.max(4, Math.floor(events / sessions));
   let started = 0;
   const live: { id: string; sent: number; costs: [number, number] }[] = [];

@@ -11,7 +11,7 @@
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import type { TestContext } from '../support/context.js';
-import { assertExactlyOnce, faultTraffic, waitForRows, type FaultTraffic } from '../support/fault-traffic.js';
+import { assertExactlyOnce, faultTraffic, waitForQuiet, type FaultTraffic } from '../support/fault-traffic.js';
 import { privateKafka, privateKafkaAvailable, type PrivateKafka } from '../support/private-kafka.js';
 import { runCli, sleep, type Running } from '../support/processes.js';
 
@@ -48,13 +48,7 @@ async function restartAt(moment: Moment, signal: 'SIGKILL' | 'SIGTERM', round: n
   const run = runCli(['ingest', '--no-migrate', '--idle-exit-ms', '4000'], ctx.env);
   if (moment === 'fetch') {
     // Everything produced so far is stored (the count holds still): ingest now waits on fetches.
-    let rows = await waitForRows(ctx, 1);
-    for (let still = 0; still < 15; ) {
-      await sleep(100);
-      const now = await waitForRows(ctx, rows);
-      still = now === rows ? still + 1 : 0;
-      rows = now;
-    }
+    await waitForQuiet(ctx);
   } else {
     await waitForLine(run, moment === 'flush' ? /flush started/ : /committing offsets/, 3);
   }

@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import type { TestContext } from '../support/context.js';
 import { closedPort } from '../support/cli-run.js';
-import { assertExactlyOnce, faultTraffic, finish, waitForRows } from '../support/fault-traffic.js';
+import { assertExactlyOnce, faultTraffic, finish, waitForQuiet } from '../support/fault-traffic.js';
 import { runCli, sleep } from '../support/processes.js';
 import { tcpProxy } from '../support/tcp-proxy.js';
 
@@ -35,13 +35,7 @@ test('no progress while records wait: the watchdog names the stall and exits 1; 
     AGENTLEDGER_METRICS_PORT: String(metricsPort),
   });
   // Everything produced so far is stored, and the count holds still…
-  let rows = await waitForRows(ctx, 1);
-  for (let still = 0; still < 15; ) {
-    await sleep(100);
-    const now = await waitForRows(ctx, rows);
-    still = now === rows ? still + 1 : 0;
-    rows = now;
-  }
+  await waitForQuiet(ctx);
   // …then ingest idles for twice the watchdog's period with nothing waiting: no stall.
   await sleep(6_000);
   assert.equal(run.child.exitCode, null, `idle with nothing waiting is no stall:\n${run.stderr().slice(-2000)}`);

@@ -27,7 +27,7 @@ import { query } from '../support/clickhouse.js';
 import { testContext, type TestContext } from '../support/context.js';
 import { chain } from '../support/envelope-chain.js';
 import { produceEnvelopes } from '../support/envelope-topic.js';
-import { runCli, sleep, type Running } from '../support/processes.js';
+import { runCli, sleep, until, type Running } from '../support/processes.js';
 
 const log = createLogger('error');
 let ctx: TestContext;
@@ -35,15 +35,6 @@ let redis: Redis;
 const DAYS = 30;
 const GRACE_MS = 10_000;
 
-async function until<T>(what: string, ms: number, probe: () => Promise<T | undefined>, workers: readonly Running[]): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const got = await probe();
-    if (got !== undefined) return got;
-    if (Date.now() > end) assert.fail(`not within ${ms} ms: ${what}; workers: ${workers.map((w) => w.stderr().slice(-2000)).join('\n---\n')}`);
-    await sleep(25);
-  }
-}
 
 /** Per committed hour, calls and cost of each rollup reader view and of the live view: every mismatch found. */
 async function mismatches(): Promise<string[]> {

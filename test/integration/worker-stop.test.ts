@@ -18,7 +18,7 @@ import { query } from '../support/clickhouse.js';
 import { testContext, type TestContext } from '../support/context.js';
 import { chain } from '../support/envelope-chain.js';
 import { produceEnvelopes } from '../support/envelope-topic.js';
-import { runCli, sleep, type Running } from '../support/processes.js';
+import { runCli, until } from '../support/processes.js';
 
 const log = createLogger('error');
 let ctx: TestContext;
@@ -34,15 +34,6 @@ async function cursorAfter(): Promise<string | undefined> {
   return text === null ? undefined : (JSON.parse(text) as { after: string }).after;
 }
 
-async function until<T>(what: string, ms: number, probe: () => Promise<T | undefined>, workers: readonly Running[]): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const got = await probe();
-    if (got !== undefined) return got;
-    if (Date.now() > end) assert.fail(`not within ${ms} ms: ${what}; workers: ${workers.map((w) => w.stderr().slice(-2000)).join('\n---\n')}`);
-    await sleep(50);
-  }
-}
 
 const fired = async (rule: string): Promise<{ n: string; subjects: string }[]> =>
   query<{ n: string; subjects: string }>(ctx, `SELECT toString(count()) AS n, toString(uniqExact(subject)) AS subjects FROM alerts FINAL WHERE rule = '${rule}' AND notification = 'fired'`);

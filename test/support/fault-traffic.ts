@@ -76,3 +76,15 @@ export async function waitForRows(ctx: TestContext, atLeast: number): Promise<nu
   }
   throw new Error(`fewer than ${atLeast} rows after 30 s`);
 }
+
+/** Waits until the context's envelopes table holds rows and its count has held still for 1.5 s: what was produced so far is stored. */
+export async function waitForQuiet(ctx: TestContext): Promise<number> {
+  let rows = await waitForRows(ctx, 1);
+  for (let still = 0; still < 15; ) {
+    await sleep(100);
+    const now = await waitForRows(ctx, rows);
+    still = now === rows ? still + 1 : 0;
+    rows = now;
+  }
+  return rows;
+}

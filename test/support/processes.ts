@@ -2,6 +2,7 @@
  * Runs the real `agentledger` CLI as a child process, so tests can kill it
  * with SIGKILL at any instant, the way a crash or an OOM kill would.
  */
+import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { after } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -43,6 +44,20 @@ export function runCli(args: string[], env: Record<string, string>): Running {
 }
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Waits for a fact: `probe` until it gives something, every 25 ms, failing
+ * after `ms` with what was awaited and the last words of `workers`.
+ */
+export async function until<T>(what: string, ms: number, probe: () => Promise<T | undefined>, workers: readonly Running[] = []): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const got = await probe();
+    if (got !== undefined) return got;
+    if (Date.now() > end) assert.fail(`not within ${ms} ms: ${what}; workers: ${workers.map((w) => w.stderr().slice(-2000)).join('\n---\n')}`);
+    await sleep(25);
+  }
+}
 
 /** A deterministic PRNG for reproducible kill schedules (seed printed by the test). */
 export { mulberry32 as prng } from '../../src/demo/traffic/index.js';
