@@ -422,12 +422,13 @@ async function apply(deps: AlertSweepDeps, held: Record<string, string>, conditi
     if (s.next === undefined) continue;
     if (s.notify === undefined) {
       const text = JSON.stringify(s.next);
-      if (text !== before && !(await compareAndSet(redis, prefix, f, before, text))) deps.log.warn('alert state changed under this sweep; left to the next', { rule: cond.rule });
+      // Expected now and then: ingest's evaluations run beside the sweeps, and the first to change a state wins.
+      if (text !== before && !(await compareAndSet(redis, prefix, f, before, text))) deps.log.debug('alert state changed under this sweep; left to the next', { rule: cond.rule });
       continue;
     }
     const marked = JSON.stringify({ ...s.next, pending: s.notify } satisfies Stored);
     if (!(await compareAndSet(redis, prefix, f, before, marked))) {
-      deps.log.warn('alert state changed under this sweep; left to the next', { rule: cond.rule });
+      deps.log.debug('alert state changed under this sweep; left to the next', { rule: cond.rule });
       continue;
     }
     marks.push({ f, marked, state: s.next, kind: s.notify });
