@@ -1,5 +1,5 @@
 /**
- * craze codec event records -> craze_events rows (DESIGN.md §2): decode,
+ * craze codec event records -> craze_events rows (docs/input-contracts.md §2): decode,
  * order and dedupe on (session, incarnation, seq) (verify/craze-seq.ts), then
  * derive per event its spend (the accounting of src/account/, state restored
  * from the store) and its outcome columns.
