@@ -29,6 +29,22 @@ export default tseslint.config(
   {
     files: ['**/*.js', '**/*.mjs'],
     ...tseslint.configs.disableTypeChecked,
-    languageOptions: { globals: { process: 'readonly', console: 'readonly' } },
+    languageOptions: {
+      ...tseslint.configs.disableTypeChecked.languageOptions,
+      globals: { process: 'readonly', console: 'readonly' },
+    },
+  },
+  {
+    // The page `agentledger serve` serves: plain scripts for the browser.
+    files: ['src/serve/page/**/*.js'],
+    languageOptions: {
+      sourceType: 'script',
+      globals: {
+        window: 'readonly', document: 'readonly', fetch: 'readonly', URL: 'readonly', URLSearchParams: 'readonly',
+        Blob: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', setInterval: 'readonly', clearInterval: 'readonly',
+        uPlot: 'readonly', BigInt: 'readonly', location: 'readonly', history: 'readonly', console: 'readonly',
+        agentledgerMoney: 'writable', ResizeObserver: 'readonly', requestAnimationFrame: 'readonly',
+      },
+    },
   },
 );

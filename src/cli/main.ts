@@ -14,6 +14,7 @@ import { loopsCommand } from './loops.js';
 import { migrateCommand } from './migrate.js';
 import { reportCommand } from './report.js';
 import { rollupsCommand } from './rollups.js';
+import { serveCommand } from './serve.js';
 import { sessionsCommand } from './sessions.js';
 import { spendCommand } from './spend.js';
 import { produceDemoCommand } from './produce.js';
@@ -32,6 +33,7 @@ const commands: readonly Command[] = [
   rollupsCommand,
   reportCommand,
   alertsCommand,
+  serveCommand,
   doctorCommand,
   configCommand,
   produceDemoCommand,

@@ -307,6 +307,26 @@ export const envSchema = z.object({
    * only); `0.0.0.0` for a scraper on another host.
    */
   AGENTLEDGER_METRICS_HOST: z.string().regex(/^[A-Za-z0-9.:_-]{1,253}$/, 'expected a host name or IP address').default('127.0.0.1'),
+  // --- agentledger serve: the page and its read-only API (README "The page") ---
+  /** Port `agentledger serve` listens on (--port wins). Default `8080`. */
+  AGENTLEDGER_SERVE_PORT: z.coerce
+    .number({ message: 'expected a port number' })
+    .int('expected a port number')
+    .min(1, 'expected a port number 1-65535')
+    .max(65535, 'expected a port number 1-65535')
+    .default(8080),
+  /** Address `agentledger serve` listens on (--host wins). Default `127.0.0.1` (this host only). */
+  AGENTLEDGER_SERVE_HOST: z.string().regex(/^[A-Za-z0-9.:_-]{1,253}$/, 'expected a host name or IP address').default('127.0.0.1'),
+  /**
+   * When set, `agentledger serve` answers only requests carrying it: the header
+   * `Authorization: Bearer <token>`, or basic auth with it as the password (any
+   * user name; the browser asks once). At least 16 characters. Never printed.
+   */
+  AGENTLEDGER_SERVE_TOKEN: z.string().min(16, 'expected at least 16 characters').optional(),
+  /** The ClickHouse user `serve` reads as: a read-only one. Default `agentledger_dashboard` (the local stack's). */
+  AGENTLEDGER_SERVE_CLICKHOUSE_USER: z.string().min(1, 'expected a user name').default('agentledger_dashboard'),
+  /** Password of AGENTLEDGER_SERVE_CLICKHOUSE_USER. Default `agentledger_dashboard` (the local stack's). */
+  AGENTLEDGER_SERVE_CLICKHOUSE_PASSWORD: z.string().default('agentledger_dashboard'),
   /**
    * How the loop runtime hashed Seq: `binary` (8 bytes big-endian, the default)
    * or `decimal` (ASCII digits), for producers that hashed it as text.
@@ -402,6 +422,13 @@ export interface Config {
   /** How long a stopping worker waits for its jobs in hand, in ms. */
   readonly workerGraceMs: number;
   readonly metricsHost: string;
+  /** `agentledger serve`: where it listens, its token (undefined: none), the read-only ClickHouse user it reads as. */
+  readonly serve: {
+    readonly port: number;
+    readonly host: string;
+    readonly token: string | undefined;
+    readonly clickhouse: { readonly user: string; readonly password: string };
+  };
   readonly logLevel: Env['AGENTLEDGER_LOG_LEVEL'];
 }
 
@@ -500,6 +527,12 @@ export function parseConfig(env: NodeJS.ProcessEnv): Config {
     workerMetricsPort: e.AGENTLEDGER_WORKER_METRICS_PORT,
     workerGraceMs: e.AGENTLEDGER_WORKER_GRACE_MS,
     metricsHost: e.AGENTLEDGER_METRICS_HOST,
+    serve: {
+      port: e.AGENTLEDGER_SERVE_PORT,
+      host: e.AGENTLEDGER_SERVE_HOST,
+      token: e.AGENTLEDGER_SERVE_TOKEN,
+      clickhouse: { user: e.AGENTLEDGER_SERVE_CLICKHOUSE_USER, password: e.AGENTLEDGER_SERVE_CLICKHOUSE_PASSWORD },
+    },
     logLevel: e.AGENTLEDGER_LOG_LEVEL,
   };
 }
@@ -509,7 +542,7 @@ export function parseConfig(env: NodeJS.ProcessEnv): Config {
  * all, a URL without its password, a webhook URL as its origin only.
  */
 function shownValue(key: string, value: string): string {
-  if (key.includes('PASSWORD') || key.includes('SECRET')) return '(hidden)';
+  if (key.includes('PASSWORD') || key.includes('SECRET') || key.includes('TOKEN')) return '(hidden)';
   if (key === 'AGENTLEDGER_ALERT_WEBHOOK_URL') return JSON.stringify(redactWebhookUrl(value));
   return JSON.stringify(key.endsWith('_URL') ? redactUrl(value) : value);
 }
@@ -651,5 +684,10 @@ export function redactConfig(config: Config): Config {
       },
     },
     kafka: { ...config.kafka, sasl: config.kafka.sasl && { ...config.kafka.sasl, password: config.kafka.sasl.password ? '(set)' : '(empty)' } },
+    serve: {
+      ...config.serve,
+      token: config.serve.token === undefined ? undefined : '(set)',
+      clickhouse: { ...config.serve.clickhouse, password: config.serve.clickhouse.password ? '(set)' : '(empty)' },
+    },
   };
 }

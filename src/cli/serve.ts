@@ -1,0 +1,92 @@
+import type { Server } from 'node:http';
+import { createClickHouse } from '../sink/clickhouse/client.js';
+import { pageEndpoints } from '../serve/endpoints.js';
+import { createServeServer } from '../serve/server.js';
+import { alertsCommand } from './alerts.js';
+import type { Command } from './command.js';
+import { parseOptions, UsageError, wholeNumberOption } from './command.js';
+import { loopsCommand } from './loops.js';
+import { reportCommand } from './report.js';
+import { sessionsCommand } from './sessions.js';
+import { spendCommand } from './spend.js';
+
+/** The commands whose `--json` output `serve` answers at /api/<name>. */
+export const API_COMMANDS: readonly Command[] = [spendCommand, loopsCommand, sessionsCommand, alertsCommand, reportCommand];
+
+export const serveCommand: Command = {
+  name: 'serve',
+  summary: 'serve the page (spend, loops, alerts, violations) and its read-only JSON API',
+  help: `Usage: agentledger serve [--port N] [--host H] [--stop-after-ms N]
+
+Serves a page of what is stored, for a browser, and the JSON API it reads,
+until SIGTERM or SIGINT. It reads ClickHouse as the read-only user
+AGENTLEDGER_SERVE_CLICKHOUSE_USER (agentledger_dashboard), and Redis for the
+alerts' failed deliveries. README "The page" lists the endpoints.
+
+  GET /                       the page (times in UTC)
+  GET /api/spend?by=model     what \`agentledger spend --json --by model\` prints,
+                              byte for byte; likewise /api/loops, /api/sessions,
+                              /api/alerts and /api/report with their options
+  GET /api/overview, /api/series, /api/tree, /api/violations, /api/reconciliation
+                              what the page needs beyond those
+
+A bad option is a 400 with one line of JSON ({"error": "..."}); only GET and
+HEAD are answered. With AGENTLEDGER_SERVE_TOKEN set every request needs it:
+\`Authorization: Bearer <token>\`, or basic auth with the token as password
+(the browser asks once). Bound to a loopback address (the default), only a
+loopback Host header is answered.
+
+  --port N           port (default AGENTLEDGER_SERVE_PORT, 8080; 0: any free one)
+  --host H           address to listen on (default AGENTLEDGER_SERVE_HOST, 127.0.0.1)
+  --stop-after-ms N  stop by itself after N ms, as on SIGTERM (demos, tests)`,
+  async run(args, { config, log }) {
+    const { values } = parseOptions(args, { port: { type: 'string' }, host: { type: 'string' }, 'stop-after-ms': { type: 'string' } });
+    const port = values.port === undefined ? config.serve.port : wholeNumberOption('port', values.port, 0);
+    if (port > 65535) throw new UsageError(`--port expects a port number 0-65535, got ${port}`);
+    const host = values.host ?? config.serve.host;
+    if (!/^[A-Za-z0-9.:_-]{1,253}$/.test(host)) throw new UsageError(`--host expects a host name or IP address, got ${JSON.stringify(host)}`);
+    const stopAfterMs = values['stop-after-ms'] === undefined ? undefined : wholeNumberOption('stop-after-ms', values['stop-after-ms'], 1);
+    // Every read, the commands' and the page's, as the read-only user.
+    const readOnly = { ...config, clickhouse: { ...config.clickhouse, ...config.serve.clickhouse } };
+    const ch = createClickHouse(readOnly.clickhouse);
+    const server = createServeServer({
+      commands: API_COMMANDS,
+      endpoints: pageEndpoints(ch),
+      context: { config: readOnly, log },
+      log,
+      token: config.serve.token,
+      host,
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', (err: NodeJS.ErrnoException) =>
+        reject(err.code === 'EADDRINUSE' ? new UsageError(`${host}:${port} is in use (--port or AGENTLEDGER_SERVE_PORT)`) : err),
+      );
+      server.listen(port, host, resolve);
+    });
+    const address = server.address();
+    const bound = typeof address === 'object' && address !== null ? address.port : port;
+    const shown = host.includes(':') ? `[${host}]` : host;
+    log.info('serving', { url: `http://${shown}:${bound}/`, clickhouseUser: readOnly.clickhouse.user, auth: config.serve.token === undefined ? 'none' : 'token' });
+    await untilStopped(server, stopAfterMs);
+    await ch.close();
+    log.info('stopped serving');
+    return 0;
+  },
+};
+
+/** Waits for SIGTERM, SIGINT or stopAfterMs, then closes the server (open connections get 2 s). */
+async function untilStopped(server: Server, stopAfterMs: number | undefined): Promise<void> {
+  await new Promise<void>((resolve) => {
+    const timer = stopAfterMs === undefined ? undefined : setTimeout(resolve, stopAfterMs);
+    process.once('SIGTERM', () => resolve());
+    process.once('SIGINT', () => resolve());
+    server.once('close', () => {
+      if (timer) clearTimeout(timer);
+    });
+  });
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  server.closeIdleConnections();
+  const force = setTimeout(() => server.closeAllConnections(), 2000);
+  await closed;
+  clearTimeout(force);
+}
