@@ -1,5 +1,6 @@
 import type { Server } from 'node:http';
 import { createClickHouse } from '../sink/clickhouse/client.js';
+import { sessionReadonly } from '../sink/clickhouse/reads.js';
 import { pageEndpoints } from '../serve/endpoints.js';
 import { createServeServer } from '../serve/server.js';
 import { alertsCommand } from './alerts.js';
@@ -49,6 +50,13 @@ loopback Host header is answered.
     // Every read, the commands' and the page's, as the read-only user.
     const readOnly = { ...config, clickhouse: { ...config.clickhouse, ...config.serve.clickhouse } };
     const ch = createClickHouse(readOnly.clickhouse);
+    // The page and its API never write; a user that could is a wrong setting.
+    if ((await sessionReadonly(ch)) === 0) {
+      await ch.close();
+      throw new UsageError(
+        `AGENTLEDGER_SERVE_CLICKHOUSE_USER=${readOnly.clickhouse.user} may write to ClickHouse (readonly=0): serve reads as a read-only user (readonly=1, as the local stack's agentledger_dashboard)`,
+      );
+    }
     const server = createServeServer({
       commands: API_COMMANDS,
       endpoints: pageEndpoints(ch),

@@ -37,6 +37,13 @@ export async function serverVersion(ch: ClickHouseClient): Promise<string> {
   return row.version;
 }
 
+/** The user's readonly setting: 0 may write, 1 or 2 may not (session_readonly.sql). */
+export async function sessionReadonly(ch: ClickHouseClient): Promise<number> {
+  const [row] = await read<{ readonly: number }>(ch, 'session_readonly');
+  if (row === undefined) throw new Error('system.settings has no readonly setting');
+  return Number(row.readonly);
+}
+
 /** Stored envelopes and distinct loops with one verdict (chain_summary.sql). */
 export interface VerdictCount {
   readonly verdict: string;
