@@ -47,6 +47,8 @@ export interface Services {
 }
 
 const TEST_USER: Credentials = { user: 'agentledger_test', password: 'agentledger_test' };
+/** readonly=1 on every database: what `agentledger serve` reads the tests' databases as. */
+export const TEST_READONLY_USER: Credentials = { user: 'agentledger_test_readonly', password: 'agentledger_test_readonly' };
 const REDIS_USER = 'agentledger';
 
 /**
@@ -170,7 +172,11 @@ async function containers(): Promise<Services> {
     ])
     .withCopyContentToContainer([
       {
-        content: `<clickhouse><users><${TEST_USER.user}><password>${TEST_USER.password}</password><networks><ip>::/0</ip></networks><profile>default</profile><quota>default</quota></${TEST_USER.user}></users></clickhouse>`,
+        content:
+          `<clickhouse><profiles><test_readonly><readonly>1</readonly></test_readonly></profiles><users>` +
+          `<${TEST_USER.user}><password>${TEST_USER.password}</password><networks><ip>::/0</ip></networks><profile>default</profile><quota>default</quota></${TEST_USER.user}>` +
+          `<${TEST_READONLY_USER.user}><password>${TEST_READONLY_USER.password}</password><networks><ip>::/0</ip></networks><profile>test_readonly</profile><quota>default</quota></${TEST_READONLY_USER.user}>` +
+          `</users></clickhouse>`,
         target: '/etc/clickhouse-server/users.d/test-user.xml',
       },
     ])
