@@ -28,6 +28,9 @@ CH_HTTP=http://127.0.0.1:8123
 # The database agentledger is configured to use (src/config: same variable, same default).
 CH_DATABASE="${AGENTLEDGER_CLICKHOUSE_DATABASE:-agentledger}"
 REDIS_PORT=6379
+# Where Debian's chromium-headless-shell puts the browser (/usr/bin/chromium-headless-shell
+# is a shell script that execs it); test/support/browser.ts looks here too.
+CHROMIUM=/usr/lib/chromium/chromium-headless-shell
 
 # Credentials: the same variables agentledger reads (src/config), same defaults,
 # so one environment configures the stack and the app. Fixed demo values are
@@ -61,7 +64,9 @@ lives under .state/ in the repo root ($STATE); configs are generated
 there from the templates in infra/.
 
   install           Idempotent. apt-get installs clickhouse-server, clickhouse-client
-                    and redis-server if missing; checks Java (17+); resolves the
+                    and redis-server if missing, and chromium-headless-shell with
+                    fonts-liberation (without Recommends) for the browser tests
+                    (test/support/browser.ts); checks Java (17+); resolves the
                     Kafka broker jars from infra/kafka/pom.xml into .state/kafka-libs
                     with Maven (again whenever the pom's sha256 changes).
   up                install, then start whatever is not running and wait until
@@ -205,6 +210,24 @@ cmd_install() {
     log "installing Debian packages: ${missing[*]}…"
     as_root apt-get update -q
     as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}"
+  fi
+
+  # The headless browser of the browser tests (test/support/browser.ts runs
+  # /usr/lib/chromium/chromium-headless-shell). Without Recommends: through
+  # chromium-common they would bring systemd, udev, avahi-daemon, CUPS and GTK
+  # (129 packages instead of 18). fonts-liberation is the one Recommend kept:
+  # metric-compatible Arial/Times/Courier, so pages lay out as they would elsewhere.
+  local browser=()
+  [[ -x $CHROMIUM ]] || browser+=(chromium-headless-shell)
+  [[ -d /usr/share/fonts/truetype/liberation ]] || browser+=(fonts-liberation)
+  log "checking Debian packages for the browser tests (chromium-headless-shell, fonts-liberation)…"
+  if ((${#browser[@]} == 0)); then
+    log "  already installed ($("$CHROMIUM" --version 2>/dev/null || echo "$CHROMIUM"))"
+  else
+    log "installing Debian packages without Recommends: ${browser[*]}…"
+    ((${#missing[@]} > 0)) || as_root apt-get update -q
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${browser[@]}"
+    log "  $("$CHROMIUM" --version)"
   fi
 
   log "checking Java…"
