@@ -35,7 +35,7 @@ interface Owner {
   readonly root: string;
 }
 
-/** Folds spend groups into rows keyed by `by`, costliest first (ties by key). */
+/** Folds spend groups into rows keyed by `by`, costliest first (ties by key); by day, newest day first. */
 export function foldSpend(groups: readonly SpendGroup[], by: By, owners: ReadonlyMap<string, Owner>): SpendRow[] {
   const rows = new Map<string, SpendRow & { cost: bigint; input: bigint; output: bigint }>();
   for (const g of groups) {
@@ -63,8 +63,15 @@ export function foldSpend(groups: readonly SpendGroup[], by: By, owners: Readonl
     row.input += g.inputTokens;
     row.output += g.outputTokens;
   }
+  type Entry = [string, { cost: bigint; day?: string }];
+  const costliest = ([ka, a]: Entry, [kb, b]: Entry): number => (a.cost !== b.cost ? (a.cost > b.cost ? -1 : 1) : ka < kb ? -1 : ka > kb ? 1 : 0);
+  // Days are a series: newest first, each day's sources costliest first.
+  const newest = (a: Entry, b: Entry): number => {
+    const [da, db] = [a[1].day ?? '', b[1].day ?? ''];
+    return da === db ? costliest(a, b) : da > db ? -1 : 1;
+  };
   return [...rows.entries()]
-    .sort(([ka, a], [kb, b]) => (a.cost !== b.cost ? (a.cost > b.cost ? -1 : 1) : ka < kb ? -1 : ka > kb ? 1 : 0))
+    .sort(by === 'day' ? newest : costliest)
     .map(([, { cost, input, output, ...row }]) => ({ ...row, costPicoUsd: cost.toString(), inputTokens: input.toString(), outputTokens: output.toString() }));
 }
 
@@ -81,7 +88,7 @@ usage reports (as \`agentledger sessions\` counts them). Sums are exact at any
 size (Decimal128 in ClickHouse, bigint here).
 
   --by model     per source, provider and model (the default)
-  --by day       per source and UTC day of the envelope or event time
+  --by day       per source and UTC day of the envelope or event time, newest first
   --by name      per source and loop name (LoopStarted.name; craze: "")
   --by root      per source and root loop (a craze session is its own root)
   --by source    per source
