@@ -12,7 +12,7 @@ import { addNews } from '../alerts/news.js';
 import { AlertTrigger } from '../alerts/trigger.js';
 import { ALERT_EVALUATIONS_QUEUE } from '../jobs/queues.js';
 import { createProducerRedis } from '../jobs/redis.js';
-import type { KafkaColumns } from '../sink/clickhouse/rows.js';
+import type { KafkaColumns } from '../rows/rows.js';
 import { StallWatchdog } from '../sources/stall-watchdog.js';
 import { Ingestor } from '../sources/ingest.js';
 import { createKafka } from '../sources/kafka.js';

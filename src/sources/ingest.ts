@@ -42,7 +42,7 @@ import { settleQuery } from '../sink/clickhouse/sql.js';
 import type { Config } from '../config/index.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
-import type { KafkaColumns } from '../sink/clickhouse/rows.js';
+import type { KafkaColumns } from '../rows/rows.js';
 import { KEY_MISMATCH } from '../pipeline/envelopes.js';
 import type { DeadLetter, SourceRecord, Stream, StreamBatch } from '../pipeline/stream.js';
 import { undecodableBatch } from './codecs.js';
