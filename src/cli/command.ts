@@ -1,6 +1,7 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { Config } from '../config/index.js';
 import type { Logger } from '../observability/logger.js';
+import { UsageError } from '../read/input.js';
 import { CODEC_NAMES, compressionType, isCodecName } from '../sources/codecs.js';
 
 export interface CommandContext {
@@ -17,10 +18,7 @@ export interface Command {
   run(args: string[], ctx: CommandContext): Promise<number>;
 }
 
-/** Bad command-line usage: reported in one line, exit code 2. */
-export class UsageError extends Error {
-  override readonly name = 'UsageError';
-}
+export { UsageError } from '../read/input.js';
 
 /** node:util parseArgs, with its errors turned into one-line usage errors. */
 export function parseOptions<T extends ParseArgsConfig['options']>(args: string[], options: T, allowPositionals = false) {

@@ -1,79 +1,10 @@
 import { picoToUsdText } from '../money/picodollars.js';
+import { parseSince } from '../read/since.js';
+import { readSpend, SPEND_BY, SPEND_SOURCES, type SpendBy, type SpendRow, type SpendSource } from '../read/spend.js';
 import { createClickHouse } from '../sink/clickhouse/client.js';
-import { spendGroups, type SpendGroup } from '../sink/clickhouse/reads.js';
 import type { Command } from './command.js';
 import { parseOptions, UsageError } from './command.js';
-import { readLoops } from './loops.js';
-import { parseSince } from './sessions.js';
 import { printable } from './terminal.js';
-
-const BY = ['model', 'day', 'name', 'root', 'source'] as const;
-type By = (typeof BY)[number];
-const SOURCES = ['runtime', 'craze', 'all'] as const;
-
-/** One row of `spend --json`: its key columns (by --by) and the sums. */
-export interface SpendRow {
-  source: string;
-  provider?: string;
-  model?: string;
-  day?: string;
-  name?: string;
-  rootLoopId?: string;
-  calls: number;
-  /** Token sums as decimal strings, exact. */
-  inputTokens: string;
-  outputTokens: string;
-  /** Picodollars as a decimal string, exact. */
-  costPicoUsd: string;
-  /** craze usage reports without a price: their cost is a floor. */
-  unpricedCalls: number;
-}
-
-/** Where a spend group's owner sits: the loop's name and root (runtime), the session itself (craze). */
-interface Owner {
-  readonly name: string;
-  readonly root: string;
-}
-
-/** Folds spend groups into rows keyed by `by`, costliest first (ties by key); by day, newest day first. */
-export function foldSpend(groups: readonly SpendGroup[], by: By, owners: ReadonlyMap<string, Owner>): SpendRow[] {
-  const rows = new Map<string, SpendRow & { cost: bigint; input: bigint; output: bigint }>();
-  for (const g of groups) {
-    const owner = g.source === 'runtime' ? owners.get(g.owner) : undefined;
-    const keyed: Partial<SpendRow> =
-      by === 'model'
-        ? { provider: g.provider, model: g.model }
-        : by === 'day'
-          ? { day: g.day }
-          : by === 'name'
-            ? { name: owner?.name ?? '' }
-            : by === 'root'
-              ? // A craze session is its own root.
-                { rootLoopId: g.source === 'runtime' ? (owner?.root ?? g.owner) : g.owner }
-              : {};
-    const key = JSON.stringify([g.source, keyed]);
-    let row = rows.get(key);
-    if (!row) {
-      row = { source: g.source, ...keyed, calls: 0, inputTokens: '', outputTokens: '', costPicoUsd: '', unpricedCalls: 0, cost: 0n, input: 0n, output: 0n };
-      rows.set(key, row);
-    }
-    row.calls += g.calls;
-    row.unpricedCalls += g.unpricedCalls;
-    row.cost += g.costPico;
-    row.input += g.inputTokens;
-    row.output += g.outputTokens;
-  }
-  type Entry = [string, { cost: bigint; day?: string }];
-  const costliest = ([ka, a]: Entry, [kb, b]: Entry): number => (a.cost !== b.cost ? (a.cost > b.cost ? -1 : 1) : ka < kb ? -1 : ka > kb ? 1 : 0);
-  // Days are a series: newest first, each day's sources costliest first.
-  const newest = (a: Entry, b: Entry): number => {
-    const [da, db] = [a[1].day ?? '', b[1].day ?? ''];
-    return da === db ? costliest(a, b) : da > db ? -1 : 1;
-  };
-  return [...rows.entries()]
-    .sort(by === 'day' ? newest : costliest)
-    .map(([, { cost, input, output, ...row }]) => ({ ...row, costPicoUsd: cost.toString(), inputTokens: input.toString(), outputTokens: output.toString() }));
-}
 
 export const spendCommand: Command = {
   name: 'spend',
@@ -107,22 +38,16 @@ size (Decimal128 in ClickHouse, bigint here).
       source: { type: 'string' },
       json: { type: 'boolean' },
     });
-    const by = (values.by ?? 'model') as By;
-    if (!BY.includes(by)) throw new UsageError(`--by ${JSON.stringify(values.by)}: expected one of ${BY.join(', ')}`);
-    const source = values.source ?? 'all';
-    if (!(SOURCES as readonly string[]).includes(source)) throw new UsageError(`--source ${JSON.stringify(source)}: expected one of ${SOURCES.join(', ')}`);
-    const sources: readonly ('runtime' | 'craze')[] = source === 'all' ? ['runtime', 'craze'] : [source as 'runtime' | 'craze'];
+    const by = (values.by ?? 'model') as SpendBy;
+    if (!SPEND_BY.includes(by)) throw new UsageError(`--by ${JSON.stringify(values.by)}: expected one of ${SPEND_BY.join(', ')}`);
+    const source = (values.source ?? 'all') as SpendSource;
+    if (!SPEND_SOURCES.includes(source)) throw new UsageError(`--source ${JSON.stringify(source)}: expected one of ${SPEND_SOURCES.join(', ')}`);
     const since = values.since === undefined ? undefined : parseSince(values.since);
     const until = values.until === undefined ? undefined : parseSince(values.until);
     const ch = createClickHouse(config.clickhouse);
     let rows: SpendRow[];
     try {
-      const groups = await spendGroups(ch, sources, { since, until });
-      const owners = new Map<string, Owner>();
-      if ((by === 'name' || by === 'root') && sources.includes('runtime')) {
-        for (const l of await readLoops(ch)) owners.set(l.loopId, { name: l.name, root: l.rootLoopId });
-      }
-      rows = foldSpend(groups, by, owners);
+      rows = await readSpend(ch, { by, source, since, until });
     } finally {
       await ch.close();
     }
