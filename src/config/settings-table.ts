@@ -14,8 +14,8 @@ import type { Setting } from './setting.js';
 export const BEGIN = '<!-- settings:begin -->';
 export const END = '<!-- settings:end -->';
 
-/** docs/configuration.md, from src/config/ or from dist/src/config/. */
-export const DOC_PATH = fileURLToPath(new URL(import.meta.url.includes('/dist/') ? '../../../docs/configuration.md' : '../../docs/configuration.md', import.meta.url));
+/** docs/configuration.md, from the compiled dist/src/config/. */
+export const DOC_PATH = fileURLToPath(new URL('../../../docs/configuration.md', import.meta.url));
 
 /** A cell's text with the characters a Markdown table would split or break on escaped. */
 const cell = (text: string): string => text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
