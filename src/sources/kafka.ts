@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import type { ConnectionOptions } from 'node:tls';
 import { Kafka, logLevel as KafkaLogLevel, Partitioners, type Admin, type KafkaConfig, type LogEntry, type Producer } from 'kafkajs';
 import type { Config } from '../config/index.js';
+import { causes, failureMessage } from '../observability/errors.js';
 import type { Logger } from '../observability/logger.js';
 import { registerCodecs } from './codecs.js';
 
@@ -137,12 +138,6 @@ export class KafkaUnavailableError extends Error {
   override readonly name = 'KafkaUnavailableError';
 }
 
-function causes(err: unknown): unknown[] {
-  const chain: unknown[] = [];
-  for (let e = err; typeof e === 'object' && e !== null && chain.length < 5; e = (e as { cause?: unknown }).cause) chain.push(e);
-  return chain;
-}
-
 /**
  * A login the broker refused: wrong credentials, a mechanism it does not
  * offer, or SASL sent to a listener without it (ILLEGAL_SASL_STATE).
@@ -154,8 +149,8 @@ function isSaslRefusal(e: unknown): boolean {
 
 /** What a failed first contact with the brokers means, and what to check. */
 export function kafkaConnectFailure(brokers: string, err: unknown): KafkaUnavailableError {
-  const message = err instanceof Error ? err.message : String(err);
-  if (causes(err).some(isSaslRefusal)) {
+  const message = failureMessage(err);
+  if ([...causes(err)].some(isSaslRefusal)) {
     return new KafkaUnavailableError(
       `Kafka at ${brokers} refused the SASL login (${message}): check AGENTLEDGER_KAFKA_SASL_MECHANISM, AGENTLEDGER_KAFKA_SASL_USERNAME and AGENTLEDGER_KAFKA_SASL_PASSWORD, and that the brokers' listener takes SASL`,
       { cause: err },
@@ -183,7 +178,7 @@ export async function withStartupAdmin<T>(kafka: Kafka, what: string, fn: (admin
   try {
     return await fn(admin);
   } catch (err) {
-    const message = err instanceof Error ? err.message : String(err);
+    const message = failureMessage(err);
     throw new KafkaUnavailableError(`Kafka at ${brokers}: ${what} failed (${message}): check the brokers' logs and this client's rights`, { cause: err });
   } finally {
     await admin.disconnect();
