@@ -37,7 +37,7 @@ import { randomUUID } from 'node:crypto';
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { Consumer, EachBatchPayload, Kafka, Producer } from 'kafkajs';
 import { toClickHouseDateTime } from '../decode/time.js';
-import { asError, causes, failureMessage, within, type FailureKind } from '../observability/errors.js';
+import { asError, causes, failureMessage, statedKind, within, type FailureKind } from '../observability/errors.js';
 import { clickhouseFailure } from '../sink/clickhouse/errors.js';
 import { settleQuery } from '../sink/clickhouse/sql.js';
 import type { Config } from '../config/index.js';
@@ -47,7 +47,7 @@ import type { KafkaColumns } from '../sink/clickhouse/rows.js';
 import { KEY_MISMATCH } from '../pipeline/envelopes.js';
 import type { DeadLetter, SourceRecord, Stream, StreamBatch } from '../pipeline/stream.js';
 import { undecodableBatch } from './codecs.js';
-import { createReliableProducer, ensureTopics, TOPIC_CONFIG } from './kafka.js';
+import { createReliableProducer, ensureTopics, kafkaFailure, TOPIC_CONFIG } from './kafka.js';
 
 export interface IngestDeps {
   readonly kafka: Kafka;
@@ -170,18 +170,14 @@ export function membershipError(err: unknown): Error | undefined {
 
 /**
  * Whether a failure is worth retrying (transient), was caused by the data
- * sent (content), or neither (fatal). Kafka's errors are retried unless the
- * broker said a retry cannot help (a non-retriable protocol error: a missing
- * right, a message too large); a TimeoutError of `within` is transient;
- * ClickHouse's are classified by code.
+ * sent (content), or neither (fatal): what untilDone does with it. An
+ * AgentledgerError says its kind (a TimeoutError of `within` is transient);
+ * Kafka's errors follow kafkajs's `retriable`, except a refused login or
+ * right, which no retry changes (kafkaFailure); ClickHouse's are classified
+ * by code (clickhouseFailure).
  */
 export function failureKind(err: unknown): FailureKind {
-  for (const e of causes(err)) {
-    const { name, retriable } = e as { name?: unknown; retriable?: unknown };
-    if (name === 'KafkaJSProtocolError' && retriable === false) return 'fatal';
-  }
-  if (err instanceof Error && err.name.startsWith('KafkaJS')) return 'transient';
-  return clickhouseFailure(err);
+  return statedKind(err) ?? kafkaFailure(err) ?? clickhouseFailure(err);
 }
 
 /** Two outcomes of consecutive records of one partition, as one. */
