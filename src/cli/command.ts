@@ -3,6 +3,7 @@ import type { Config } from '../config/index.js';
 import type { Logger } from '../observability/logger.js';
 import { UsageError } from '../read/input.js';
 import { CODEC_NAMES, compressionType, isCodecName } from '../sources/codecs.js';
+import { failureMessage } from '../observability/errors.js';
 
 export interface CommandContext {
   readonly config: Config;
@@ -26,7 +27,7 @@ export function parseOptions<T extends ParseArgsConfig['options']>(args: string[
     return parseArgs({ args, options, allowPositionals, strict: true });
   } catch (err) {
     // parseArgs explains some mistakes over several lines: a usage error is one.
-    throw new UsageError((err instanceof Error ? err.message : String(err)).replace(/\s*\n\s*/g, ' '));
+    throw new UsageError(failureMessage(err));
   }
 }
 

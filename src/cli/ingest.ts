@@ -20,6 +20,7 @@ import { migratorSettings } from '../config/index.js';
 import type { Command } from './command.js';
 import { parseOptions, UsageError } from './command.js';
 import { MIGRATIONS_DIR } from './migrate.js';
+import { failureMessage } from '../observability/errors.js';
 
 export const ingestCommand: Command = {
   name: 'ingest',
@@ -106,7 +107,7 @@ Options:
         })
         .catch((err: unknown) => {
           exitCode = 1;
-          log.error('stop failed', { error: err instanceof Error ? err.message : String(err) });
+          log.error('stop failed', { error: failureMessage(err) });
         })
         .finally(resolveDone);
     };
@@ -150,7 +151,7 @@ Options:
               shutdown(`idle for ${idleExitMs} ms and every partition committed`);
             }
           })
-          .catch((err: unknown) => log.warn('could not read the group offsets', { error: err instanceof Error ? err.message : String(err) }))
+          .catch((err: unknown) => log.warn('could not read the group offsets', { error: failureMessage(err) }))
           .finally(() => (checking = false));
       }, Math.min(idleExitMs, 500));
     }
