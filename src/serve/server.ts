@@ -19,6 +19,7 @@ import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { isIP } from 'node:net';
 import { gzipSync } from 'node:zlib';
+import { failureMessage } from '../observability/errors.js';
 import type { Logger } from '../observability/logger.js';
 import { PAGE_ASSETS, type PageAsset } from './assets.js';
 
@@ -225,7 +226,7 @@ export function createServeServer(options: ServeOptions): Server {
           sendError(res, err.status, err.message);
           return;
         }
-        const message = err instanceof Error ? err.message : String(err);
+        const message = failureMessage(err);
         log.error('serve: request failed', { path: (req.url ?? '').slice(0, 200), error: message });
         if (!res.headersSent) sendError(res, 503, message);
         else res.destroy();
