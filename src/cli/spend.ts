@@ -10,7 +10,7 @@ export const spendCommand: Command = {
   name: 'spend',
   summary: 'what the loop runtime and craze spent, exactly, by model, day, loop name, root or source',
   help: `Usage: agentledger spend [--by model|day|name|root|source] [--since WHEN] [--until WHEN]
-                        [--source runtime|craze|all] [--json]
+                        [--source runtime|craze|all] [--rollups] [--json]
 
 Sums counted spend in integer picodollars: the loop runtime's ModelCalled
 usage (verified envelopes only, a fork's replayed events not counted again, a
@@ -26,6 +26,13 @@ size (Decimal128 in ClickHouse, bigint here).
   --since WHEN   spend at or after WHEN; --until WHEN: before WHEN (RFC 3339,
                  YYYY-MM-DD in UTC, or a span back from now: 90m, 24h, 7d)
   --source S     runtime, craze or all (the default)
+  --rollups      read the hour rollups that \`agentledger worker\` keeps (the
+                 committed hours, and the open hours live), as the page and
+                 Grafana do: fast at any size, where the default reads every
+                 stored envelope (a minute at 10M calls on 18.16). Whole
+                 hours: --since and --until are rounded down to the hour; a
+                 row stored after the last sweep with a time in a closed hour
+                 shows after the next sweep. Not with --by root.
   --json         an array of objects: source, the --by keys (provider and
                  model, day, name or rootLoopId), calls, inputTokens,
                  outputTokens and costPicoUsd (decimal strings, exact),
@@ -36,6 +43,7 @@ size (Decimal128 in ClickHouse, bigint here).
       since: { type: 'string' },
       until: { type: 'string' },
       source: { type: 'string' },
+      rollups: { type: 'boolean' },
       json: { type: 'boolean' },
     });
     const by = (values.by ?? 'model') as SpendBy;
@@ -47,7 +55,7 @@ size (Decimal128 in ClickHouse, bigint here).
     const ch = createClickHouse(config.clickhouse);
     let rows: SpendRow[];
     try {
-      rows = await readSpend(ch, { by, source, since, until });
+      rows = await readSpend(ch, { by, source, since, until, rollups: values.rollups === true });
     } finally {
       await ch.close();
     }

@@ -3,7 +3,8 @@
  * name, root or source: what `spend --json` prints and `/api/spend` answers.
  */
 import type { ClickHouseClient } from '@clickhouse/client';
-import { spendGroups, type SpendGroup } from '../sink/clickhouse/reads.js';
+import { rollupSpendGroups, spendGroups, type SpendGroup } from '../sink/clickhouse/reads.js';
+import { UsageError } from './input.js';
 import { readLoops } from './loops.js';
 
 export const SPEND_BY = ['model', 'day', 'name', 'root', 'source'] as const;
@@ -46,7 +47,7 @@ export function foldSpend(groups: readonly SpendGroup[], by: SpendBy, owners: Re
         : by === 'day'
           ? { day: g.day }
           : by === 'name'
-            ? { name: owner?.name ?? '' }
+            ? { name: g.name ?? owner?.name ?? '' }
             : by === 'root'
               ? // A craze session is its own root.
                 { rootLoopId: g.source === 'runtime' ? (owner?.root ?? g.owner) : g.owner }
@@ -81,11 +82,18 @@ export interface SpendQuery {
   /** Spend at or after this time; `until`: before it. */
   readonly since?: Date;
   readonly until?: Date;
+  /** Read the hour rollups (whole hours; late rows wait for the next sweep), not every stored envelope. */
+  readonly rollups?: boolean;
 }
 
 /** The spend rows of a query, read from ClickHouse (the loops too, when folded by name or root). */
 export async function readSpend(ch: ClickHouseClient, q: SpendQuery): Promise<SpendRow[]> {
   const sources: readonly ('runtime' | 'craze')[] = q.source === 'all' ? ['runtime', 'craze'] : [q.source];
+  if (q.rollups) {
+    // The rollups keep a loop's name, not its root (top roots per hour are spend_rollup_root_hourly's, without the open hours).
+    if (q.by === 'root') throw new UsageError('--rollups sums by model, day, name or source; --by root reads every loop');
+    return foldSpend(await rollupSpendGroups(ch, sources, { since: q.since, until: q.until }), q.by, new Map());
+  }
   const groups = await spendGroups(ch, sources, { since: q.since, until: q.until });
   const owners = new Map<string, Owner>();
   if ((q.by === 'name' || q.by === 'root') && sources.includes('runtime')) {

@@ -73,6 +73,7 @@ before(async () => {
   await cli(['craze', 'push', CRAZE_FIXTURES]);
   const ingest = runCli(['ingest', '--no-migrate', '--idle-exit-ms', '3000'], ctx.env);
   assert.equal(await ingest.exited, 0, ingest.stderr());
+  await cli(['rollups', 'sweep']);
   const loops = JSON.parse(await cli(['loops', '--json'])) as { loopId: string; parentLoopId: string; rootLoopId: string }[];
   treeRoot = loops.find((l) => loops.some((c) => c.parentLoopId === l.loopId))?.loopId ?? '';
   assert.ok(treeRoot, 'the spend roots have children');
@@ -93,6 +94,8 @@ const SAME: readonly (readonly [string, string, readonly string[]])[] = [
   ['spend', 'by=root&source=runtime', ['--by', 'root', '--source', 'runtime']],
   ['spend', 'by=source&since=2000-01-01&until=2100-01-01', ['--by', 'source', '--since', '2000-01-01', '--until', '2100-01-01']],
   ['spend', 'source=craze', ['--source', 'craze']],
+  ['spend', 'by=name&rollups', ['--by', 'name', '--rollups']],
+  ['spend', 'by=day&rollups=&since=2000-01-01', ['--by', 'day', '--rollups', '--since', '2000-01-01']],
   ['loops', '', []],
   ['loops', 'limit=5', ['--limit', '5']],
   ['loops', 'id-prefix=demo', ['--id-prefix', 'demo']],
@@ -119,6 +122,17 @@ test('every read command: /api/<command>?… is byte for byte what `<command> --
   assert.ok(nonEmpty >= SAME.length - 2, `${nonEmpty} of ${SAME.length + 1} answers have rows`);
 });
 
+test('spend --rollups after a sweep: the same rows as the read of every envelope, by model, day, name and source', async () => {
+  for (const by of ['model', 'day', 'name', 'source']) {
+    const raw = await cli(['spend', '--json', '--by', by]);
+    assert.ok(raw.length > 10, by);
+    assert.equal(await cli(['spend', '--json', '--by', by, '--rollups']), raw, by);
+  }
+  const root = await runToEnd(['spend', '--by', 'root', '--rollups'], ctx.env);
+  assert.equal(root.code, 2);
+  assert.match(root.stderr, /--rollups sums by model, day, name or source/);
+});
+
 test('a bad option is a 400 with one line of JSON naming it, never a stack trace', async () => {
   const cases: readonly (readonly [string, RegExp])[] = [
     ['/api/spend?by=nope', /--by "nope"/],
@@ -131,6 +145,8 @@ test('a bad option is a 400 with one line of JSON naming it, never a stack trace
     ['/api/spend?%3Cimg%3E=1', /not an option name/],
     ['/api/report?limit', /limit/],
     ['/api/spend?json', /json is implied/],
+    ['/api/spend?rollups=yes', /Unexpected argument 'yes'/],
+    ['/api/spend?by=root&rollups', /--by root/],
   ];
   for (const [path, reason] of cases) {
     const answer = await ask(served.origin, path);
