@@ -1,33 +1,31 @@
-import { Queue, WaitingError, Worker, type Job } from 'bullmq';
+import { Queue, Worker } from 'bullmq';
 import { loadBudgets } from '../alerts/budgets.js';
-import { addNews, askEvaluation, takeNews } from '../alerts/news.js';
 import { deliveryProcessor } from '../alerts/delivery.js';
-import { alertEvaluate, alertSweep, alertWatermark, firingByRule } from '../alerts/sweep.js';
-import { createWorkerMetrics, serveMetrics } from '../observability/metrics.js';
+import { alertWatermark, firingByRule } from '../alerts/sweep.js';
+import { migratorSettings } from '../config/index.js';
 import {
   ALERT_DELIVERIES_QUEUE,
-  ALERT_EVALUATE_JOB,
   ALERT_EVALUATIONS_QUEUE,
-  DELIVER_JOB,
-  EVALUATE_MAX_LOOPS,
-  QUEUE_STATES,
-  alertEvaluatePayload,
+  ALERT_JOB_OPTIONS,
   ALERT_SWEEP_JOB,
   ALERT_SWEEP_SCHEDULER,
   ALERTS_QUEUE,
-  alertSweepPayload,
+  DELIVER_JOB,
+  QUEUE_STATES,
   ROLLUP_JOB_OPTIONS,
   ROLLUPS_QUEUE,
   SWEEP_JOB,
   SWEEP_SCHEDULER,
-  sweepPayload,
   WORKER_LOCK_OPTIONS,
 } from '../jobs/queues.js';
 import { createRedis, probeRedis, redisFailure } from '../jobs/redis.js';
-import { compact, compactor, pruneSweepRecords, sweep, watermarks } from '../rollups/rollups.js';
 import { failureMessage } from '../observability/errors.js';
+import { createWorkerMetrics, serveMetrics } from '../observability/metrics.js';
+import { compactor, watermarks } from '../rollups/rollups.js';
 import { createClickHouse } from '../sink/clickhouse/client.js';
-import { migratorSettings } from '../config/index.js';
+import { alertSweepProcessor, evaluationProcessor } from '../worker/alert-jobs.js';
+import { jobContext } from '../worker/job-context.js';
+import { rollupSweepProcessor } from '../worker/rollup-sweep.js';
 import type { Command } from './command.js';
 import { parseOptions, wholeNumberOption } from './command.js';
 
@@ -78,7 +76,6 @@ outage is waited out.
     });
     const adminClient = createClickHouse(migratorSettings(config.clickhouse));
     const admin = await compactor(adminClient, log);
-    let compacted = 0;
     const redis = createRedis(config.redis.url);
     let said = false;
     const onRedisError = (err: unknown): void => {
@@ -96,10 +93,10 @@ outage is waited out.
     await queue.setGlobalConcurrency(1);
     await queue.upsertJobScheduler(SWEEP_SCHEDULER, { every: config.rollups.sweepMs }, { name: SWEEP_JOB, data: {} });
     const deliveries = new Queue(ALERT_DELIVERIES_QUEUE, { connection: redis, prefix });
-    const alertQueue = new Queue(ALERTS_QUEUE, { connection: redis, prefix, defaultJobOptions: ROLLUP_JOB_OPTIONS });
+    const alertQueue = new Queue(ALERTS_QUEUE, { connection: redis, prefix, defaultJobOptions: ALERT_JOB_OPTIONS });
     await alertQueue.setGlobalConcurrency(1);
     await alertQueue.upsertJobScheduler(ALERT_SWEEP_SCHEDULER, { every: config.alerts.sweepMs }, { name: ALERT_SWEEP_JOB, data: {} });
-    const evaluationQueue = new Queue(ALERT_EVALUATIONS_QUEUE, { connection: redis, prefix, defaultJobOptions: ROLLUP_JOB_OPTIONS });
+    const evaluationQueue = new Queue(ALERT_EVALUATIONS_QUEUE, { connection: redis, prefix, defaultJobOptions: ALERT_JOB_OPTIONS });
     await evaluationQueue.setGlobalConcurrency(1);
     const metrics = createWorkerMetrics({
       firing: () => firingByRule(redis, prefix),
@@ -110,116 +107,36 @@ outage is waited out.
       },
     });
     const server = config.workerMetricsPort > 0 ? await serveMetrics(metrics, config.workerMetricsPort, config.metricsHost) : undefined;
-    /** Runs one job's work, counted and timed by its name. */
-    const measured = async <T>(job: string, work: () => Promise<T>): Promise<T> => {
-      const end = metrics.jobSeconds.startTimer({ job });
-      try {
-        const r = await work();
-        metrics.jobs.inc({ job, result: 'done' });
-        return r;
-      } catch (err) {
-        metrics.jobs.inc({ job, result: 'failed' });
-        throw err;
-      } finally {
-        end();
-      }
-    };
     // Aborted on SIGTERM: every job in hand stops at its next step.
     const stopping = new AbortController();
-    const { signal } = stopping;
-    /**
-     * A job stopped half-way because this worker is stopping goes back to
-     * the waiting list, not to the failed set: the next worker takes it up
-     * at once and goes on from what it left (a rollup sweep from its
-     * watermark and committed hours, an alert sweep from its cursor).
-     */
-    const handBack = async (job: Job, token: string | undefined, name: string): Promise<never> => {
-      metrics.jobs.inc({ job: name, result: 'handed-back' });
-      if (token !== undefined) await job.moveToWait(token);
-      log.info('job handed back to the queue: this worker is stopping', { job: name });
-      throw new WaitingError();
-    };
+    const ctx = jobContext(log, metrics, stopping.signal);
     const onNotified = (rule: string, notification: string): void => metrics.transitions.inc({ rule, notification });
-    const rollupDeps = { ch, redis, prefix, log, scanLoops: config.rollups.scanLoops, signal };
-    const worker = new Worker(
-      ROLLUPS_QUEUE,
-      async (job, token) => {
-        sweepPayload.parse(job.data);
-        const started = Date.now();
-        let r;
-        try {
-          r = await measured(SWEEP_SCHEDULER, () => sweep(rollupDeps, config.rollups.lateMs));
-        } catch (err) {
-          if (signal.aborted) return handBack(job, token, SWEEP_SCHEDULER);
-          throw err;
-        }
-        if (r.skipped) {
-          log.info('rollup sweep skipped: another sweep holds the lease', { ms: Date.now() - started });
-          return { skipped: true };
-        }
-        log.info('rollup sweep done', { version: r.version.toString(), hours: r.hours, treeChanges: r.treeChanges, ms: Date.now() - started });
-        if (admin && Date.now() - compacted >= config.rollups.compactMs && !signal.aborted) {
-          compacted = Date.now();
-          log.info('obsolete rollup versions dropped', { hours: await compact(ch, admin) });
-          log.info('old sweep records dropped', await pruneSweepRecords(ch, admin, Date.now()));
-        }
-        return { version: r.version.toString(), hours: r.hours };
-      },
-      { connection: blocking, prefix, concurrency: 1, ...WORKER_LOCK_OPTIONS },
-    );
+    const sweepRollups = rollupSweepProcessor(ctx, {
+      ch,
+      redis,
+      prefix,
+      scanLoops: config.rollups.scanLoops,
+      lateMs: config.rollups.lateMs,
+      compactMs: config.rollups.compactMs,
+      admin,
+    });
+    const worker = new Worker(ROLLUPS_QUEUE, sweepRollups, { connection: blocking, prefix, concurrency: 1, ...WORKER_LOCK_OPTIONS });
     worker.on('error', onRedisError);
     worker.on('failed', (_job, err) => log.warn('rollup sweep failed; the next one redoes its work', { error: err.message }));
-    const alertDeps = { ch, redis, prefix, deliveries, onNotified, ...(budgets ? { budgets } : {}), rules: config.alerts.rules, renotifyMs: config.alerts.renotifyMs, lateMs: config.rollups.lateMs, log, signal, chunkLoops: config.alerts.chunkLoops };
-    /** An evaluation of the loops with news (from either queue: an older ingest queued them in the alerts queue). */
-    const evaluateNews = async (): Promise<unknown> => {
-      const started = Date.now();
-      const news = await takeNews(redis, prefix, EVALUATE_MAX_LOOPS);
-      // Running now, so the dedup keeps this one as the next.
-      if (news.more) await askEvaluation(evaluationQueue);
-      // Loops a stop left go back to the news, for the next worker's evaluation.
-      const putBack = (left: readonly string[], rates: boolean): Promise<void> => addNews(redis, evaluationQueue, prefix, left, rates);
-      const r = await measured(ALERT_EVALUATE_JOB, () => alertEvaluate(alertDeps, news.loops, news.rates, started, putBack));
-      metrics.evaluatedLoops.inc({ job: ALERT_EVALUATE_JOB }, r.evaluated);
-      if (r.notified > 0) log.info('alert evaluation done', { evaluated: r.evaluated, notified: r.notified, ms: Date.now() - started });
-      return r;
-    };
-    const alertWorker = new Worker(
-      ALERTS_QUEUE,
-      async (job, token) => {
-        const started = Date.now();
-        if (job.name === ALERT_EVALUATE_JOB) {
-          alertEvaluatePayload.parse(job.data);
-          return evaluateNews();
-        }
-        alertSweepPayload.parse(job.data);
-        let r;
-        try {
-          r = await measured(ALERT_SWEEP_JOB, () => alertSweep(alertDeps, started));
-        } catch (err) {
-          if (signal.aborted) return handBack(job, token, ALERT_SWEEP_JOB);
-          throw err;
-        }
-        metrics.evaluatedLoops.inc({ job: ALERT_SWEEP_JOB }, r.evaluated);
-        if (r.stopped) return handBack(job, token, ALERT_SWEEP_JOB);
-        log.info('alert sweep done', { evaluated: r.evaluated, notified: r.notified, ms: Date.now() - started });
-        return r;
-      },
-      { connection: alertBlocking, prefix, concurrency: 1, ...WORKER_LOCK_OPTIONS },
-    );
+    const alertDeps = { ch, redis, prefix, deliveries, onNotified, ...(budgets ? { budgets } : {}), rules: config.alerts.rules, renotifyMs: config.alerts.renotifyMs, lateMs: config.rollups.lateMs, log, signal: stopping.signal, chunkLoops: config.alerts.chunkLoops };
+    const alertWorker = new Worker(ALERTS_QUEUE, alertSweepProcessor(ctx, alertDeps, evaluationQueue), { connection: alertBlocking, prefix, concurrency: 1, ...WORKER_LOCK_OPTIONS });
     alertWorker.on('error', onRedisError);
     alertWorker.on('failed', (_job, err) => log.warn('alert sweep failed; the next one redoes its work', { error: err.message }));
-    const evaluationWorker = new Worker(
-      ALERT_EVALUATIONS_QUEUE,
-      async (job) => {
-        alertEvaluatePayload.parse(job.data);
-        return evaluateNews();
-      },
-      { connection: evaluationBlocking, prefix, concurrency: 1, ...WORKER_LOCK_OPTIONS },
-    );
+    const evaluationWorker = new Worker(ALERT_EVALUATIONS_QUEUE, evaluationProcessor(ctx, alertDeps, evaluationQueue), {
+      connection: evaluationBlocking,
+      prefix,
+      concurrency: 1,
+      ...WORKER_LOCK_OPTIONS,
+    });
     evaluationWorker.on('error', onRedisError);
     evaluationWorker.on('failed', (_job, err) => log.warn('alert evaluation failed; the next sweep looks at its loops', { error: err.message }));
     const deliver = deliveryProcessor(config.alerts.webhook);
-    const deliveryWorker = new Worker(ALERT_DELIVERIES_QUEUE, (job) => measured(DELIVER_JOB, () => deliver(job)), {
+    const deliveryWorker = new Worker(ALERT_DELIVERIES_QUEUE, (job) => ctx.measured(DELIVER_JOB, () => deliver(job)), {
       connection: deliveryBlocking,
       prefix,
       concurrency: 4,

@@ -70,6 +70,17 @@ export const ALERT_SWEEP_SCHEDULER = 'alert-sweep';
 export const alertSweepPayload = z.object({}).strict();
 
 /**
+ * An alert sweep or evaluation is not retried either: the next sweep looks at
+ * the same loops again (their news stay until evaluated, a sweep starts from
+ * its cursor), and every alert state steps by compare-and-set.
+ */
+export const ALERT_JOB_OPTIONS = {
+  attempts: 1,
+  removeOnComplete: { count: 100 },
+  removeOnFail: { count: 1000 },
+} as const;
+
+/**
  * An evaluation of the loops that flushes touched, asked for by `ingest`
  * after their rows are durable (src/alerts/news.ts): the alerts that need no
  * clock (a Stuck finish, convergence warnings, a broken chain, a human
@@ -91,6 +102,6 @@ export const ALERT_EVALUATIONS_QUEUE = 'alert-evaluations';
 export const EVALUATE_MAX_LOOPS = 5000;
 export const alertEvaluatePayload = z.object({}).strict();
 export const EVALUATE_JOB_OPTIONS = {
-  ...ROLLUP_JOB_OPTIONS,
+  ...ALERT_JOB_OPTIONS,
   deduplication: { id: ALERT_EVALUATE_JOB, keepLastIfActive: true },
 } as const;
