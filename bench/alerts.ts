@@ -50,6 +50,7 @@ import { Kafka, logLevel } from 'kafkajs';
 import { parseConfig } from '../src/config/index.js';
 import { ALERT_EVALUATE_JOB, ALERTS_QUEUE } from '../src/jobs/queues.js';
 import { createClickHouse } from '../src/sink/clickhouse/client.js';
+import { median, spread } from './support.js';
 
 const HELP = `Usage: node dist/bench/alerts.js [options]   (after npx tsc -p tsconfig.json)
 
@@ -203,15 +204,6 @@ const QUIET_RULES: Readonly<Record<string, string>> = {
   AGENTLEDGER_ALERT_GAP_GRACE_MS: String(30 * 86_400_000),
 };
 
-function median(xs: readonly number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(s.length / 2);
-  return s.length === 0 ? NaN : s.length % 2 === 1 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
-}
-
-function spread(xs: readonly number[]): { min: number; median: number; max: number } {
-  return { min: Math.min(...xs), median: median(xs), max: Math.max(...xs) };
-}
 
 /** One look at Redis: the alerts queue's counts and the server's command counter. */
 interface Sample {

@@ -42,7 +42,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { parseConfig } from '../src/config/index.js';
-import { wholeOption } from './args.js';
+import { median, sayer, wholeOption } from './support.js';
 import { DEFAULT_DECODE_OPTIONS } from '../src/decode/envelope.js';
 import { generateTraffic } from '../src/demo/traffic/index.js';
 import { createLogger } from '../src/observability/logger.js';
@@ -92,7 +92,7 @@ const LOOPS = whole('loops', args.loops);
 const PER_LOOP = whole('envelopes', args.envelopes);
 const ROUNDS = whole('rounds', args.rounds);
 const ROWS_PER_INSERT = whole('rows-per-insert', args['rows-per-insert']);
-const say = (line: string): void => void process.stdout.write(`[columns ${new Date().toISOString().slice(11, 19)}] ${line}\n`);
+const say = sayer('columns', { clock: true });
 
 const REPO = new URL('../..', import.meta.url).pathname;
 const DATABASE = `agentledger_bench_columns`;
@@ -292,10 +292,6 @@ async function measure(b: Built, pid: string, rows: number): Promise<Measured> {
   return { insertUs: ((cpu1 - cpu0) * 1e6) / rows, mergeUs: ((cpu2 - cpu1) * 1e6) / rows, diskBytes: disk / rows };
 }
 
-const median = (xs: number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 === 1 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-};
 
 // ---------------------------------------------------------------- main
 

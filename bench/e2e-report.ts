@@ -16,6 +16,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
+import { median } from './support.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -86,11 +87,6 @@ if (runs.length === 0) fail('no runs');
 const rate = (r: Run): number => r.envelopes / r.seconds;
 const usPer = (s: number | null, r: Run): number | null => (s === null ? null : (s * 1e6) / r.envelopes);
 
-function median(xs: readonly number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-}
 interface Spread {
   readonly min: number;
   readonly median: number;

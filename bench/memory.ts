@@ -37,7 +37,7 @@ import { Kafka, logLevel, Partitioners } from 'kafkajs';
 import { parseConfig } from '../src/config/index.js';
 import { createClickHouse } from '../src/sink/clickhouse/client.js';
 import { mulberry32 } from '../src/demo/traffic/prng.js';
-import { wholeOption } from './args.js';
+import { wholeOption } from './support.js';
 
 const BENCH = 'bench/memory.ts';
 const CLI = fileURLToPath(new URL('../../bin/agentledger.js', import.meta.url));

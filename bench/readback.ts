@@ -29,7 +29,7 @@ import { parseArgs } from 'node:util';
 import { Kafka, logLevel } from 'kafkajs';
 import { MIGRATIONS_DIR } from '../src/cli/migrate.js';
 import { parseConfig } from '../src/config/index.js';
-import { wholeOption } from './args.js';
+import { median, sayer, wholeOption } from './support.js';
 import { createLogger } from '../src/observability/logger.js';
 import { createClickHouse } from '../src/sink/clickhouse/client.js';
 import { migrate } from '../src/sink/clickhouse/migrate.js';
@@ -52,7 +52,7 @@ const SAMPLE = num('sample', args.sample);
 const INGEST_LOOPS = num('ingest-loops', args['ingest-loops']);
 const INGEST_PER_LOOP = num('ingest-envelopes', args['ingest-envelopes']);
 const TS = `${Date.now()}_${randomBytes(2).toString('hex')}`;
-const say = (line: string): void => void process.stdout.write(`[readback] ${line}\n`);
+const say = sayer('readback');
 const log = createLogger('warn');
 const BIN = new URL('../../bin/agentledger.js', import.meta.url).pathname;
 
@@ -240,11 +240,6 @@ async function main(): Promise<void> {
     say(`ingest ${records.toLocaleString()} envelopes into the ${which} table: ${Math.round(rate).toLocaleString()} envelopes/s`);
     if (which === 'empty' && !args.keep) await admin.command({ query: `DROP DATABASE IF EXISTS ${db}` });
   }
-  const median = (xs: number[]): number => {
-    const s = [...xs].sort((a, b) => a - b);
-    const mid = Math.floor(s.length / 2);
-    return s.length % 2 === 1 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
-  };
   const ratio = median(rates.loaded) / median(rates.empty);
   say(`ingest into ${ROWS.toLocaleString()} rows / into an empty table: ${ratio.toFixed(2)} (target >= 0.9)`);
   await ch.close();

@@ -60,6 +60,7 @@ import { createLogger } from '../src/observability/logger.js';
 import { createClickHouse } from '../src/sink/clickhouse/client.js';
 import { loadMigrations, migrate } from '../src/sink/clickhouse/migrate.js';
 import { expandMacros } from '../test/support/grafana-macros.js';
+import { median, sayer } from './support.js';
 
 const HELP = `Usage: npm run bench:rollups -- [options]
        node dist/bench/rollups.js [options]
@@ -155,7 +156,7 @@ const END = `toDateTime('2026-11-01 00:00:00', 'UTC')`;
 const TS = `${Date.now()}_${randomBytes(2).toString('hex')}`;
 const DB = `bench_rollups_${TS}`;
 const REDIS_PREFIX = `benchrollups${TS}`;
-const say = (line: string): void => void process.stdout.write(`[rollups] ${line}\n`);
+const say = sayer('rollups');
 const benchStarted = performance.now();
 const log = createLogger('warn');
 
@@ -565,11 +566,6 @@ interface Timing {
   readonly error?: string;
 }
 
-const median = (xs: readonly number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(s.length / 2);
-  return s.length === 0 ? NaN : s.length % 2 === 1 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
-};
 
 /** A view read slower than this in its warm-up gets one timed run, not --runs: the verdict is the same and the run stays within its time. */
 const SLOW_WARMUP_MS = 8_000;

@@ -28,6 +28,7 @@ import { ChainState, processEnvelopeBatch } from '../src/pipeline/envelopes.js';
 import type { SourceRecord } from '../src/pipeline/stream.js';
 import type { Verdict } from '../src/verify/chain.js';
 import { MemoryChains } from '../src/verify/memory-chains.js';
+import { median } from './support.js';
 
 const TARGET_RATIO = 0.5;
 
@@ -159,11 +160,6 @@ const selected: PathName[] = args.only
 
 // ---------------------------------------------------------------- rounds
 
-const median = (xs: readonly number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-};
 
 const cpu = os.cpus()[0]?.model ?? 'unknown';
 say(`agentledger verify-inprocess benchmark  ${new Date().toISOString()}`);
