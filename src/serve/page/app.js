@@ -177,7 +177,17 @@
   var chartKeys = '';
   var chartSeries = null;
 
-  /** A stacked area chart: each line is the sum of those below it; the legend shows each key's own exact text. */
+  /** An axis label: $1.5k, $25M (the exact figures are in the legend and the tables). */
+  function compactUsd(v) {
+    var abs = Math.abs(v);
+    var units = [[1e12, 'T'], [1e9, 'B'], [1e6, 'M'], [1e3, 'k']];
+    for (var i = 0; i < units.length; i++) {
+      if (abs >= units[i][0]) return '$' + +(v / units[i][0]).toPrecision(3) + units[i][1];
+    }
+    return '$' + +v.toPrecision(3);
+  }
+
+  /** A stacked bar chart: each line is the sum of those below it; the legend shows each key's own exact text. */
   function renderChart(s) {
     var holder = document.querySelector('[data-testid="spend-chart"]');
     chartSeries = s;
@@ -217,8 +227,10 @@
       return {
         label: s.series[i].key === '' ? '(none)' : s.series[i].key,
         stroke: color,
-        fill: color + '55',
+        fill: color + 'cc',
         width: 1,
+        paths: uPlot.paths.bars({ size: [0.8, 64], align: 0 }),
+        points: { show: false },
         value: function (u, v, si, idx) {
           var line = chartSeries && chartSeries.series[i];
           return idx === null || idx === undefined || !line ? '' : money.formatUsd(line.costPicoUsd[idx] || '0');
@@ -229,12 +241,21 @@
       width: Math.max(320, holder.clientWidth || 900),
       height: 260,
       series: series,
-      axes: [{}, { values: function (u, vals) {
-        return vals.map(function (v) {
-          return '$' + v;
-        });
-      }, size: 70 }],
-      scales: { x: { time: true } },
+      axes: [
+        { incrs: s.step === 'day' ? [86400, 2 * 86400, 7 * 86400, 30 * 86400] : [3600, 2 * 3600, 3 * 3600, 6 * 3600, 12 * 3600, 86400], values: function (u, splits) {
+          return splits.map(function (v) {
+            var t = new Date(v * 1000).toISOString();
+            return s.step === 'day' ? t.slice(5, 10) : t.slice(5, 10) + ' ' + t.slice(11, 16);
+          });
+        } },
+        { values: function (u, splits) {
+          return splits.map(compactUsd);
+        }, size: 64 },
+      ],
+      scales: { x: { time: true, range: function (u, min, max) {
+        var pad = s.step === 'day' ? 86400 : 3600;
+        return [min, max + pad];
+      } } },
       tzDate: function (ts) {
         return uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC');
       },

@@ -15,21 +15,25 @@ FROM
     SELECT count() AS calls, sum(toDecimal128(cost_pico, 0)) AS cost
     FROM
     (
-        SELECT loop_id, seq, any(cost_pico) AS cost_pico, any(model_name) AS model
-        FROM envelopes
-        WHERE kind_class = 'ModelCalled' AND verdict IN ('mismatch', 'fork', 'regression')
-          AND time >= toDateTime({since:UInt32})
-        GROUP BY loop_id, seq, kafka_topic, kafka_partition, kafka_offset
-    ) AS calls
-    ANY LEFT JOIN
-    (
-        SELECT loop_id, max(fork_at_seq) AS replayed_to
-        FROM envelopes
-        WHERE kind_class = 'ForkedFrom' AND verdict NOT IN ('malformed', 'fork')
-        GROUP BY loop_id
-    ) AS forks USING loop_id
+        SELECT loop_id, cost_pico, model
+        FROM
+        (
+            SELECT loop_id, seq, any(cost_pico) AS cost_pico, any(model_name) AS model
+            FROM envelopes
+            WHERE kind_class = 'ModelCalled' AND verdict IN ('mismatch', 'fork', 'regression')
+              AND time >= toDateTime({since:UInt32})
+            GROUP BY loop_id, seq, kafka_topic, kafka_partition, kafka_offset
+        ) AS calls
+        ANY LEFT JOIN
+        (
+            SELECT loop_id, max(fork_at_seq) AS replayed_to
+            FROM envelopes
+            WHERE kind_class = 'ForkedFrom' AND verdict NOT IN ('malformed', 'fork')
+            GROUP BY loop_id
+        ) AS forks USING loop_id
+        WHERE seq > replayed_to
+    ) AS counted
     ANY LEFT JOIN (SELECT loop_id, loop_name FROM loop_roots FINAL) AS roots USING loop_id
-    WHERE seq > replayed_to
-      AND ({model:String} = '' OR model = {model:String})
+    WHERE ({model:String} = '' OR model = {model:String})
       AND ({name:String} = '' OR loop_name = {name:String})
 ) AS sums;
