@@ -88,7 +88,7 @@ export function pageEndpoints(ch: ClickHouseClient, clock: () => number = Date.n
       };
     },
 
-    /** Top roots by counted spend in [since, until) (committed rollup hours), with the root's name. */
+    /** Top roots by counted spend in [since, until) (committed rollup hours), with the root's name; model and name filter the calls counted. */
     async roots(query) {
       const params = takeParams(query, ['since', 'until', 'limit', ...FILTER_KEYS]);
       const nowMs = clock();
@@ -96,7 +96,7 @@ export function pageEndpoints(ch: ClickHouseClient, clock: () => number = Date.n
       const until = clampSeconds(when(params, 'until', new Date(nowMs + 3_600_000).toISOString(), nowMs));
       const f = filters(params);
       const limit = wholeNumber(params, 'limit', 20, 1, 1000);
-      const rows = await topRoots(ch, { since: since - (since % HOUR_S), until, source: f.source, limit });
+      const rows = await topRoots(ch, { since: since - (since % HOUR_S), until, limit, ...f });
       return rows.map((r) => ({
         source: r.source,
         rootLoopId: r.rootLoopId,

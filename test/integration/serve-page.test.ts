@@ -158,6 +158,37 @@ test('cards and the chart have data; the page total and each day equal `spend --
   await page.screenshot({ path: `${REPO_ROOT}/docs/images/serve.png` });
 });
 
+test('the model and loop name filters narrow the chart and the roots to exactly those calls', async () => {
+  const since = /, (\d{4}-\d{2}-\d{2}) 00:00 to /.exec(await text('series-caption'))?.[1];
+  assert.ok(since);
+  const byModel = JSON.parse(await cli(['spend', '--json', '--by', 'model', '--since', since])) as { model: string; costPicoUsd: string }[];
+  const byName = JSON.parse(await cli(['spend', '--json', '--by', 'name', '--since', since])) as { name: string; costPicoUsd: string }[];
+  const model = 'gpt-4.1';
+  const name = byName.find((r) => r.name !== '')!.name;
+  const cases: [string, string, string][] = [
+    ['filter-model', model, sum(byModel.filter((r) => r.model === model).map((r) => r.costPicoUsd))],
+    ['filter-name', name, sum(byName.filter((r) => r.name === name).map((r) => r.costPicoUsd))],
+  ];
+  for (const [input, value, want] of cases) {
+    await page.locator(`[data-testid="${input}"]`).fill(value);
+    await page.locator(`[data-testid="${input}"]`).press('Enter');
+    await page.waitForFunction((w) => document.querySelector('[data-testid="series-total"]')?.getAttribute('data-pico') === w, want, { timeout: 15_000 });
+    // The roots' costs are those calls' only: they add up to the same total.
+    await page.waitForFunction(
+      (w) => {
+        const texts = [...document.querySelectorAll('[data-testid="roots-table"] tbody tr td:nth-child(5)')].map((td) => td.textContent ?? '');
+        const money = (globalThis as unknown as { agentledgerMoney: { sum(x: string[]): string; parseUsd(t: string): string } }).agentledgerMoney;
+        return texts.length > 0 && money.sum(texts.map((t) => money.parseUsd(t))) === w;
+      },
+      want,
+      { timeout: 15_000 },
+    );
+    await page.locator(`[data-testid="${input}"]`).fill('');
+    await page.locator(`[data-testid="${input}"]`).press('Enter');
+  }
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid="root-link"]').length > 3, undefined, { timeout: 15_000 });
+});
+
 test('a click on a root shows its loop tree, each subtree cost equal to `loops --json --root`', async () => {
   const root = traffic.expected.loops.find((l) => l.parentLoopId === '' && l.forkedFrom === '')?.loopId;
   assert.ok(root);

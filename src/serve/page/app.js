@@ -128,6 +128,7 @@
         var v = c.cell(row);
         var td = el('td', { className: c.className || '' });
         if (v instanceof Node) td.appendChild(v);
+        else if (c.className === 'payload') td.appendChild(el('div', { className: 'clip', text: v === undefined || v === null ? '' : String(v) }));
         else td.textContent = v === undefined || v === null ? '' : String(v);
         return td;
       })));
@@ -575,11 +576,7 @@
     var jobs = [
       getJson('/api/overview', spendFilters, signal).then(renderCards),
       getJson('/api/series', Object.assign({ step: step, by: f.by, since: f.range }, spendFilters), signal).then(renderSeries),
-      getJson('/api/roots', Object.assign({ since: f.range }, spendFilters), signal).then(function (rows) {
-        renderRoots(f.name === '' ? rows : rows.filter(function (r) {
-          return r.name === f.name;
-        }));
-      }),
+      getJson('/api/roots', Object.assign({ since: f.range }, spendFilters), signal).then(renderRoots),
       getJson('/api/names', Object.assign({ since: f.range }, spendFilters), signal).then(renderNames),
       getJson('/api/alerts', { state: 'all' }, signal).then(function (rows) {
         renderAlerts(rows, since);

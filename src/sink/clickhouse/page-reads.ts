@@ -262,8 +262,17 @@ export interface TopRootRow {
   readonly lastHour: string;
 }
 
-export async function topRoots(ch: ClickHouseClient, q: { since: number; until: number; source: string; limit: number }): Promise<TopRootRow[]> {
-  const rows = await queryRows<Record<string, string>>(ch, 'page_top_roots', q);
+/**
+ * Roots by counted spend in [since, until): from the per-root rollup, or,
+ * with a model or loop name filter, from the per-loop rows that keep them
+ * (page_top_roots.sql, page_top_roots_filtered.sql).
+ */
+export async function topRoots(ch: ClickHouseClient, q: { since: number; until: number; limit: number } & SpendFilter): Promise<TopRootRow[]> {
+  const { model, name, ...rest } = q;
+  const rows =
+    model === '' && name === ''
+      ? await queryRows<Record<string, string>>(ch, 'page_top_roots', rest)
+      : await queryRows<Record<string, string>>(ch, 'page_top_roots_filtered', { ...rest, model, name });
   return rows.map((r) => ({
     source: r['source'] ?? '',
     rootLoopId: r['root_loop_id'] ?? '',
