@@ -136,11 +136,12 @@ export function pageEndpoints(ch: ClickHouseClient, clock: () => number = Date.n
       };
     },
 
-    /** Chain violations, newest ingested first, with their evidence. */
+    /** Chain violations ingested since `since` (30d), newest first, with their evidence. */
     async violations(query) {
-      const params = takeParams(query, ['limit']);
+      const params = takeParams(query, ['since', 'limit']);
+      const since = clampSeconds(when(params, 'since', '30d', clock()));
       const limit = wholeNumber(params, 'limit', 50, 1, 1000);
-      return (await violations(ch, limit)).map((v) => ({ ...v, evidence: evidenceOf(v.evidence) }));
+      return (await violations(ch, since, limit)).map((v) => ({ ...v, evidence: evidenceOf(v.evidence) }));
     },
 
     /** Loops and roots whose ledgers disagree, the differences exact. */

@@ -458,10 +458,7 @@
     return v.evidence === null ? '' : typeof v.evidence === 'string' ? v.evidence : JSON.stringify(v.evidence);
   }
 
-  function renderViolations(rows, since) {
-    var shown = rows.filter(function (v) {
-      return Date.parse(v.ingestedAt.replace(' ', 'T') + 'Z') / 1000 >= since;
-    });
+  function renderViolations(shown) {
     fill('violations', [
       col('loop', function (v) {
         return v.loopId;
@@ -584,9 +581,7 @@
       getJson('/api/sessions', { since: f.range, limit: '50' }, signal).then(function (rows) {
         renderSessions(rows, f);
       }),
-      getJson('/api/violations', { limit: '100' }, signal).then(function (rows) {
-        renderViolations(rows, since);
-      }),
+      getJson('/api/violations', { since: f.range, limit: '100' }, signal).then(renderViolations),
       getJson('/api/reconciliation', { limit: '100' }, signal).then(renderReconciliation),
       refreshTree(),
     ];

@@ -168,8 +168,9 @@ export interface ViolationRow {
   readonly evidence: string;
 }
 
-export async function violations(ch: ClickHouseClient, limit: number): Promise<ViolationRow[]> {
-  const rows = await queryRows<Record<string, string>>(ch, 'page_violations', { limit });
+/** The `limit` chain violations ingested last, at or after `since` (Unix seconds). */
+export async function violations(ch: ClickHouseClient, since: number, limit: number): Promise<ViolationRow[]> {
+  const rows = await queryRows<Record<string, string>>(ch, 'page_violations', { since, limit });
   return rows.map((r) => ({
     loopId: r['loop_id'] ?? '',
     seq: String(r['seq'] ?? ''),

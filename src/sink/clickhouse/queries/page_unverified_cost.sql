@@ -2,8 +2,9 @@
 -- envelopes whose own link did not verify (mismatch, fork: a second version,
 -- regression) timed at or after {since} (Unix seconds), a fork's replays
 -- aside, as unverified_spend counts them. Deduplicated by the table's key
--- (what FINAL does) after filtering, so only the few such rows are read, not
--- every envelope. Filters: model and loop name (loop_roots), '' for all.
+-- (what FINAL does) after filtering on the verdict (PREWHERE: only that
+-- column is read for every envelope), and the forks are looked up by primary
+-- key for those loops only. Filters: model and loop name (loop_roots), '' for all.
 -- param: since UInt32 1762041600
 -- param: model String ''
 -- param: name String ''
@@ -20,8 +21,8 @@ FROM
         (
             SELECT loop_id, seq, any(cost_pico) AS cost_pico, any(model_name) AS model
             FROM envelopes
-            WHERE kind_class = 'ModelCalled' AND verdict IN ('mismatch', 'fork', 'regression')
-              AND time >= toDateTime({since:UInt32})
+            PREWHERE verdict IN ('mismatch', 'fork', 'regression')
+            WHERE kind_class = 'ModelCalled' AND time >= toDateTime({since:UInt32})
             GROUP BY loop_id, seq, kafka_topic, kafka_partition, kafka_offset
         ) AS calls
         ANY LEFT JOIN
@@ -29,6 +30,7 @@ FROM
             SELECT loop_id, max(fork_at_seq) AS replayed_to
             FROM envelopes
             WHERE kind_class = 'ForkedFrom' AND verdict NOT IN ('malformed', 'fork')
+              AND loop_id IN (SELECT loop_id FROM envelopes PREWHERE verdict IN ('mismatch', 'fork', 'regression'))
             GROUP BY loop_id
         ) AS forks USING loop_id
         WHERE seq > replayed_to
