@@ -250,9 +250,19 @@ test('a tampered envelope ingested while the page is open shows as an alert, wit
     { timeout: 90_000, polling: 250 },
   );
   assert.equal(await page.evaluate(() => (window as unknown as { notReloaded?: boolean }).notReloaded), true, 'the same page, not reloaded');
-  const violations = (await cells('violations-table')).slice(1);
   await page.waitForFunction((l) => document.querySelector('[data-testid="violations-table"]')?.textContent?.includes(l) === true, loop, { timeout: 15_000 });
-  assert.ok(violations.length > 0);
+  // Its evidence: the hash it carries beside the one recomputed; a fork's first version beside its second.
+  const violations = (await cells('violations-table')).slice(1);
+  const tampered = violations.find((r) => r[0] === loop);
+  assert.ok(tampered, JSON.stringify(violations));
+  assert.equal(tampered[2], 'mismatch');
+  assert.match(tampered[5]!, /^[0-9a-f]{64}$/);
+  assert.match(tampered[6]!, /^[0-9a-f]{64}$/);
+  assert.notEqual(tampered[5], tampered[6]);
+  const fork = violations.find((r) => r[2] === 'fork');
+  assert.ok(fork, 'the second version is listed');
+  assert.match(fork[8]!, /^stored first: hash [0-9a-f]{64}, ModelCalled at /);
+  assert.ok(fork[7]!.startsWith('{'), 'the second version\'s payload beside it');
   await page.locator('[data-testid="alerts-table"]').scrollIntoViewIfNeeded();
   await screenshot(page, 'serve-alert');
 });
