@@ -9,6 +9,7 @@
  */
 import type { ClickHouseClient } from '@clickhouse/client';
 import {
+  chainTotals,
   loopReconciliation,
   pageCounts,
   rootReconciliation,
@@ -18,7 +19,6 @@ import {
   topRoots,
   treeFacts,
   treeLoops,
-  unverifiedCost,
   violations,
   type SeriesBy,
 } from '../sink/clickhouse/page-reads.js';
@@ -50,11 +50,9 @@ export function pageEndpoints(ch: ClickHouseClient, clock: () => number = Date.n
       const now = Math.floor(nowMs / 1000);
       const today = utcMidnight(now);
       const starts = { today, week: today - 6 * DAY_S, month: today - 29 * DAY_S };
-      const [sums, unverified, counts] = await Promise.all([
-        spendWindows(ch, starts, f),
-        f.source === 'craze' ? Promise.resolve({ calls: 0n, costPico: 0n }) : unverifiedCost(ch, starts.month, f),
-        pageCounts(ch, now - ACTIVE_WINDOW_S),
-      ]);
+      const [sums, chain, counts] = await Promise.all([spendWindows(ch, starts, f), chainTotals(ch, starts.month, f), pageCounts(ch, now - ACTIVE_WINDOW_S)]);
+      // Unverified cost is the runtime's: none under a craze-only filter.
+      const unverified = f.source === 'craze' ? { calls: 0n, costPico: 0n } : { calls: chain.unverifiedCalls, costPico: chain.unverifiedCostPico };
       return {
         now: new Date(nowMs).toISOString(),
         filters: f,
@@ -67,7 +65,7 @@ export function pageEndpoints(ch: ClickHouseClient, clock: () => number = Date.n
         activeLoops: counts.activeLoops,
         stuckLoops: counts.stuckLoops,
         firingAlerts: counts.firingAlerts,
-        chainViolations: counts.chainViolations,
+        chainViolations: chain.violations,
       };
     },
 

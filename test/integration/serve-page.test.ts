@@ -32,7 +32,7 @@ import { createLogger } from '../../src/observability/logger.js';
 import { migrate } from '../../src/sink/clickhouse/migrate.js';
 import { launchBrowser, openPage, screenshot, type OpenedPage } from '../support/browser.js';
 import { runToEnd } from '../support/cli-run.js';
-import { command } from '../support/clickhouse.js';
+import { command, query } from '../support/clickhouse.js';
 import { testContext, type TestContext } from '../support/context.js';
 import { chain } from '../support/envelope-chain.js';
 import { produceEnvelopes } from '../support/envelope-topic.js';
@@ -127,6 +127,11 @@ test('cards and the chart have data; the page total and each day equal `spend --
     const value = await text(`card-${card}-value`);
     assert.ok(value !== '' && value !== '0' && value !== '$0.00', `card ${card}: ${value}`);
   }
+  // Unverified: what `loops --json` reports apart; violations: the chain_violations view's rows.
+  const loops = JSON.parse(await cli(['loops', '--json'])) as { unverifiedModelCostPicoUsd: string }[];
+  assert.equal(await text('card-unverified-value'), await usd(sum(loops.map((l) => l.unverifiedModelCostPicoUsd))));
+  const [violations] = await query<{ n: string }>(ctx, 'SELECT count() AS n FROM chain_violations');
+  assert.equal(await text('card-violations-value'), String(violations?.n));
   // Today, 7 and 30 days are whole UTC days: what `spend --since <that day>` sums.
   const day = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
   const now = Date.now();

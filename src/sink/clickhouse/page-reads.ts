@@ -53,17 +53,22 @@ export async function spendWindows(ch: ClickHouseClient, starts: { today: number
   };
 }
 
-/** ModelCalled envelopes since `since` (Unix seconds) whose own link did not verify (page_unverified_cost.sql). */
-export async function unverifiedCost(ch: ClickHouseClient, since: number, filter: Pick<SpendFilter, 'model' | 'name'>): Promise<{ calls: bigint; costPico: bigint }> {
-  const [r] = await queryRows<{ calls_text: string; cost_text: string }>(ch, 'page_unverified_cost', { since, model: filter.model, name: filter.name });
-  return { calls: big(r?.calls_text), costPico: big(r?.cost_text) };
+/** The chain cards: every stored violation, and the unverified ModelCalled since `since` (Unix seconds) among them (page_chain_totals.sql). */
+export interface ChainTotals {
+  readonly violations: number;
+  readonly unverifiedCalls: bigint;
+  readonly unverifiedCostPico: bigint;
+}
+
+export async function chainTotals(ch: ClickHouseClient, since: number, filter: Pick<SpendFilter, 'model' | 'name'>): Promise<ChainTotals> {
+  const [r] = await queryRows<{ violations_text: string; calls_text: string; cost_text: string }>(ch, 'page_chain_totals', { since, model: filter.model, name: filter.name });
+  return { violations: Number(r?.violations_text ?? 0), unverifiedCalls: big(r?.calls_text), unverifiedCostPico: big(r?.cost_text) };
 }
 
 /** Fleet-wide counts of GET /api/overview (page_counts.sql). */
 export interface PageCounts {
   readonly firingAlerts: number;
   readonly stuckLoops: number;
-  readonly chainViolations: number;
   readonly activeLoops: number;
 }
 
@@ -72,7 +77,6 @@ export async function pageCounts(ch: ClickHouseClient, activeSince: number): Pro
   return {
     firingAlerts: Number(r?.['firing_alerts'] ?? 0),
     stuckLoops: Number(r?.['stuck_loops'] ?? 0),
-    chainViolations: Number(r?.['chain_violations'] ?? 0),
     activeLoops: Number(r?.['active_loops'] ?? 0),
   };
 }
