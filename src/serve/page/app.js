@@ -417,7 +417,7 @@
       }),
       col('detail', function (a) {
         return a.detail;
-      }),
+      }, { className: 'payload' }),
     ], shown, 'no alert');
   }
 
@@ -487,7 +487,7 @@
       col('evidence', evidenceText, { className: 'payload' }),
       col('detail', function (v) {
         return v.detail;
-      }),
+      }, { className: 'payload' }),
     ], shown, 'no chain violation');
   }
 
