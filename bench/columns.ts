@@ -50,7 +50,8 @@ import { ChainState, processEnvelopeBatch } from '../src/pipeline/envelopes.js';
 import type { SourceRecord } from '../src/pipeline/stream.js';
 import { createClickHouse } from '../src/sink/clickhouse/client.js';
 import { migrate } from '../src/sink/clickhouse/migrate.js';
-import { ENVELOPE_COLUMNS, type EnvelopeRow } from '../src/sink/clickhouse/rows.js';
+import type { EnvelopeRow } from '../src/rows/rows.js';
+import { ENVELOPE_COLUMNS } from '../src/sink/clickhouse/columns.js';
 import { tsvField } from '../src/sink/clickhouse/tsv.js';
 import { MemoryChains } from '../src/verify/memory-chains.js';
 

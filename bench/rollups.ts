@@ -6,6 +6,7 @@
  *
  *   npm run bench:rollups -- [--calls 10000000] [--loops 200000] [--days 30]
  *                            [--chdb-calls N] [--no-chdb] [--no-rollups] [--runs 3]
+ *                            [--no-views] [--no-serve] [--no-grafana] [--no-ingest]
  *                            [--ingest-loops 4000] [--ingest-envelopes 50] [--sweep-ms 5000] [--keep]
  *
  * 1. Load: a fresh database migrated with the project's migrations, filled by
@@ -21,19 +22,30 @@
  * 3. Rollups, when `agentledger rollups` exists: `rollups rebuild` over the
  *    loaded days, timed; a sweep right after it, timed; the rollup views
  *    (ROLLUP_QUERIES) read as in 2.
- * 4. The same schema, load SQL and reads on ClickHouse 25.8 (bench/rollups_chdb.py
- *    with the chdb that test/modern/run.sh installs), the rollup tables copied
- *    over from step 3.
- * 5. Ingest with and without rollups, when `agentledger worker` exists:
+ * 4. The API (issue 21): `agentledger serve --port 0` over the loaded and
+ *    rolled-up database as the read-only user (AGENTLEDGER_SERVE_CLICKHOUSE_USER,
+ *    default agentledger_test_readonly), every request of API_REQUESTS (the
+ *    read commands with representative options, the page's endpoints) timed
+ *    over HTTP as in 2 against 1 s; a 404 is "missing" (not merged yet), not
+ *    a failure. --no-serve skips it.
+ * 5. Every Grafana panel's query (infra/grafana/dashboards/agentledger.json),
+ *    its macros expanded as the plugin does (test/support/grafana-macros.ts)
+ *    for the last 24 h, 7 d and 30 d before 2026-11-01, read as that user on
+ *    18.16 as in 2, and on 25.8 in 6. --no-grafana skips it.
+ * 6. The same schema, load SQL and reads (views and panels) on ClickHouse 25.8
+ *    (bench/rollups_chdb.py with the chdb that test/modern/run.sh installs), the
+ *    rollup tables copied over from step 3.
+ * 7. Ingest with and without rollups, when `agentledger worker` exists:
  *    `agentledger ingest` over the same produce-demo traffic into the loaded
  *    database, alone and with a worker sweeping every --sweep-ms beside it
  *    (order: alone, with, with, alone), envelopes/s and their ratio against 0.8.
- * Then one table, and the throwaway database, topic, groups and Redis keys
+ * --no-views and --no-ingest skip 2 (and 3's view reads) and 7.
+ * Then one table per step, and the throwaway database, topic, groups and Redis keys
  * are dropped (also on failure; --keep leaves the database).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createWriteStream, existsSync } from 'node:fs';
+import { createWriteStream, existsSync, readFileSync } from 'node:fs';
 import { copyFile, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -47,6 +59,7 @@ import { parseConfig } from '../src/config/index.js';
 import { createLogger } from '../src/observability/logger.js';
 import { createClickHouse } from '../src/sink/clickhouse/client.js';
 import { loadMigrations, migrate } from '../src/sink/clickhouse/migrate.js';
+import { expandMacros } from '../test/support/grafana-macros.js';
 
 const HELP = `Usage: npm run bench:rollups -- [options]
        node dist/bench/rollups.js [options]
@@ -64,6 +77,10 @@ Options:
   --chdb-calls N        calls (and loops in proportion) on ClickHouse 25.8 (default: --calls)
   --no-chdb             skip ClickHouse 25.8
   --no-rollups          skip rollups rebuild and the ingest comparison
+  --no-views            skip timing the dashboard views (2, and the rollup views of 3), on both engines
+  --no-serve            skip timing the API endpoints of \`agentledger serve\` (4)
+  --no-grafana          skip timing the Grafana panels' queries (5), on both engines
+  --no-ingest           skip the ingest comparison (7)
   --runs N              timed runs per view after one warm-up (default 3)
   --ingest-loops N      produce-demo loops for the ingest comparison (default 4000)
   --ingest-envelopes N  envelopes per loop for it (default 50)
@@ -82,6 +99,10 @@ const OPTIONS = {
   'chdb-calls': { type: 'string' },
   'no-chdb': { type: 'boolean', default: false },
   'no-rollups': { type: 'boolean', default: false },
+  'no-views': { type: 'boolean', default: false },
+  'no-serve': { type: 'boolean', default: false },
+  'no-grafana': { type: 'boolean', default: false },
+  'no-ingest': { type: 'boolean', default: false },
   runs: { type: 'string', default: '3' },
   'ingest-loops': { type: 'string', default: '4000' },
   'ingest-envelopes': { type: 'string', default: '50' },
@@ -577,7 +598,161 @@ async function timeRead(ch: ClickHouseClient, sql: string, settings: Record<stri
 }
 
 const fmtMs = (t: Timing | undefined): string => (t === undefined ? '-' : t.error !== undefined ? 'error' : `${Math.round(t.medianMs)}${t.ms.length === 1 && RUNS > 1 ? '*' : ''}`);
+const panelVerdict = (t: Timing | undefined): string => (t === undefined ? '' : t.error !== undefined ? 'error' : t.medianMs < TARGET_MS ? '< 1 s' : 'NOT MET');
+const apiVerdict = (t: ApiTiming): string => (t.missing ? 'missing' : panelVerdict(t));
 const verdict = (t: Timing | undefined): string => (t === undefined || t.error !== undefined ? '' : t.medianMs < TARGET_MS ? 'PASS' : 'over');
+
+// ---------------------------------------------------------------- the API and the Grafana panels (issue 21)
+
+/** A day or a week before the data's end, as RFC 3339: the loaded month lies in the past, so `--since 7d` (back from now) would find nothing. */
+const SINCE_7D = new Date((END_UNIX - 7 * 86_400) * 1000).toISOString().replace('.000', '');
+const SINCE_30D = new Date((END_UNIX - 30 * 86_400) * 1000).toISOString().replace('.000', '');
+const UNTIL = new Date(END_UNIX * 1000).toISOString().replace('.000', '');
+
+export interface ApiRequest {
+  /** How the table names it. */
+  readonly name: string;
+  /** Path and query string; `{root}` stands for a real root loop with children (loopId(1)). */
+  readonly path: string;
+}
+
+/**
+ * Every request step 4 times against `agentledger serve`: the five read
+ * commands (what `agentledger <command> --json --<opt> <val>` prints) with
+ * the options a page or a person uses, and the page's own endpoints
+ * (src/serve/endpoints.ts) with realistic parameters. A 404 is an endpoint
+ * not there yet: shown as "missing", not a failure. Extend here.
+ */
+export const API_REQUESTS: readonly ApiRequest[] = [
+  { name: 'spend --by model', path: '/api/spend?by=model' },
+  { name: 'spend --by day', path: '/api/spend?by=day' },
+  { name: 'spend --by name', path: '/api/spend?by=name' },
+  { name: 'spend --by root', path: '/api/spend?by=root' },
+  { name: 'spend --by source', path: '/api/spend?by=source' },
+  { name: 'spend --by model --since 7d', path: `/api/spend?by=model&since=${SINCE_7D}` },
+  { name: 'spend --by day --since 7d', path: `/api/spend?by=day&since=${SINCE_7D}` },
+  { name: 'spend --by name --since 7d', path: `/api/spend?by=name&since=${SINCE_7D}` },
+  { name: 'spend --by root --since 7d', path: `/api/spend?by=root&since=${SINCE_7D}` },
+  { name: 'spend --by source --since 7d', path: `/api/spend?by=source&since=${SINCE_7D}` },
+  { name: 'loops --limit 100', path: '/api/loops?limit=100' },
+  { name: 'loops --root ROOT', path: '/api/loops?root={root}' },
+  { name: 'sessions', path: '/api/sessions' },
+  { name: 'alerts --state all', path: '/api/alerts?state=all' },
+  { name: 'report', path: '/api/report' },
+  { name: 'overview', path: '/api/overview' },
+  { name: 'series hour by model 7d', path: `/api/series?step=hour&by=model&since=${SINCE_7D}&until=${UNTIL}` },
+  { name: 'series day by name 30d', path: `/api/series?step=day&by=name&since=${SINCE_30D}&until=${UNTIL}` },
+  { name: 'tree root=ROOT', path: '/api/tree?root={root}' },
+  { name: 'violations limit=50', path: '/api/violations?limit=50' },
+  { name: 'reconciliation limit=50', path: '/api/reconciliation?limit=50' },
+];
+
+/** A request slower than this is given up (the verdict is long settled). */
+const API_TIMEOUT_MS = 300_000;
+
+interface ApiTiming extends Timing {
+  readonly status?: number;
+  readonly bytes?: number;
+  readonly missing?: boolean;
+}
+
+/** One warm-up and RUNS timed GETs (one when the warm-up took over SLOW_WARMUP_MS), wall time at the client, the body read whole. */
+async function timeGet(url: string): Promise<ApiTiming> {
+  const once = async (): Promise<{ ms: number; status: number; bytes: number; body: string }> => {
+    const t = performance.now();
+    const res = await fetch(url, { signal: AbortSignal.timeout(API_TIMEOUT_MS) });
+    const body = await res.text();
+    return { ms: performance.now() - t, status: res.status, bytes: Buffer.byteLength(body), body };
+  };
+  try {
+    const warm = await once();
+    if (warm.status === 404) return { ms: [], medianMs: NaN, warmupMs: warm.ms, rows: 0, status: 404, missing: true };
+    if (warm.status !== 200) return { ms: [], medianMs: NaN, warmupMs: warm.ms, rows: 0, status: warm.status, error: `HTTP ${warm.status}: ${warm.body.trim().slice(0, 160)}` };
+    const ms: number[] = [];
+    let last = warm;
+    for (let i = 0; i < (warm.ms > SLOW_WARMUP_MS ? 1 : RUNS); i++) {
+      last = await once();
+      ms.push(last.ms);
+    }
+    let rowCount = 0;
+    try {
+      const v = JSON.parse(last.body) as unknown;
+      rowCount = Array.isArray(v) ? v.length : 1;
+    } catch {
+      rowCount = last.body.split('\n').filter((l) => l.trim() !== '').length;
+    }
+    return { ms, medianMs: median(ms), warmupMs: warm.ms, rows: rowCount, status: last.status, bytes: last.bytes };
+  } catch (err) {
+    return { ms: [], medianMs: NaN, warmupMs: NaN, rows: 0, error: err instanceof Error ? err.message.split('\n')[0]!.slice(0, 200) : String(err) };
+  }
+}
+
+/** The read-only user serve and the panels read as: the local stack's one for throwaway databases (readonly=1 everywhere). */
+const READONLY_USER = process.env['AGENTLEDGER_SERVE_CLICKHOUSE_USER'] ?? 'agentledger_test_readonly';
+const READONLY_PASSWORD = process.env['AGENTLEDGER_SERVE_CLICKHOUSE_PASSWORD'] ?? (READONLY_USER === 'agentledger_test_readonly' ? 'agentledger_test_readonly' : '');
+
+
+interface GrafanaPanel {
+  readonly id?: number;
+  readonly title?: string;
+  readonly targets?: { readonly refId?: string; readonly rawSql?: string }[];
+  readonly panels?: GrafanaPanel[];
+}
+
+/**
+ * The Grafana ranges step 5 reads every panel over, ending at the data's end
+ * (the dashboard's default is the last 24 h): the interval is what Grafana
+ * gives a full-width panel (~1000 points), rounded as Grafana rounds it.
+ */
+const GRAFANA_RANGES = [
+  { name: '24h', seconds: 86_400, intervalSeconds: 60 },
+  { name: '7d', seconds: 7 * 86_400, intervalSeconds: 600 },
+  { name: '30d', seconds: 30 * 86_400, intervalSeconds: 1_800 },
+] as const;
+
+/** Every query of every panel of the provisioned dashboard, its macros expanded as the plugin does (test/support/grafana-macros.ts), once per range. */
+function grafanaQueries(): ViewQuery[] {
+  const dashboard = JSON.parse(readFileSync(join(REPO, 'infra', 'grafana', 'dashboards', 'agentledger.json'), 'utf8')) as { panels?: GrafanaPanel[] };
+  const panels = (dashboard.panels ?? []).flatMap((p) => [p, ...(p.panels ?? [])]);
+  const out: ViewQuery[] = [];
+  for (const range of GRAFANA_RANGES) {
+    const ctx = { from: END_UNIX - range.seconds, to: END_UNIX, intervalSeconds: range.intervalSeconds };
+    for (const p of panels)
+      for (const t of p.targets ?? []) {
+        if ((t.rawSql ?? '').trim() === '') continue;
+        out.push({ view: `${range.name} #${p.id} ${p.title ?? ''}${(p.targets?.length ?? 0) > 1 ? ` ${t.refId}` : ''}`, sql: expandMacros(t.rawSql!, ctx) });
+      }
+  }
+  return out;
+}
+
+/** Starts `agentledger serve --port 0` as the read-only user and returns its base URL, from the `serving url=…` line it logs. */
+async function startServe(): Promise<{ url: string; stop: () => Promise<void> }> {
+  let resolveUrl: (u: string) => void = () => undefined;
+  const got = new Promise<string>((resolve) => (resolveUrl = resolve));
+  const serve = cli(
+    ['serve', '--port', '0'],
+    env({ AGENTLEDGER_SERVE_CLICKHOUSE_USER: READONLY_USER, AGENTLEDGER_SERVE_CLICKHOUSE_PASSWORD: READONLY_PASSWORD, AGENTLEDGER_LOG_LEVEL: 'info' }),
+    (line) => {
+      const m = /serving .*url=("?)(http:\/\/[^\s"]+)\1/.exec(line);
+      if (m) resolveUrl(m[2]!);
+    },
+  );
+  const url = await Promise.race([
+    got,
+    serve.done.then((r) => Promise.reject(new Error(`agentledger serve exited (${r.code}): ${r.err.slice(-1000)}`))),
+    new Promise<never>((_, reject) => setTimeout(() => reject(new Error('agentledger serve did not log its url within 30 s')), 30_000)),
+  ]);
+  return {
+    url: url.replace(/\/$/, ''),
+    stop: async () => {
+      serve.child.kill('SIGTERM');
+      const kill = setTimeout(() => serve.child.kill('SIGKILL'), 10_000);
+      await serve.done;
+      clearTimeout(kill);
+    },
+  };
+}
 
 // ---------------------------------------------------------------- helpers
 
@@ -969,7 +1144,8 @@ async function main(): Promise<number> {
     }
     say(readerNote);
     notes.push(readerNote);
-    for (const q of VIEW_QUERIES) {
+    if (args['no-views']) notes.push('--no-views: the dashboard views were not timed');
+    for (const q of args['no-views'] ? [] : VIEW_QUERIES) {
       const t = await timeRead(reader, q.sql, readSettings);
       put(q.view, { old: t });
       say(`18.16 ${q.view}: ${fmtMs(t)} ms median of [${t.ms.map((x) => Math.round(x)).join(', ')}] (warm-up ${Math.round(t.warmupMs)}), ${t.rows} rows ${verdict(t)}${t.error ? ` error: ${t.error}` : ''}`);
@@ -1019,13 +1195,47 @@ async function main(): Promise<number> {
       say(`a rollups sweep after it, no row ingested since: ${sweepSeconds.toFixed(1)} s: ${sweepLine}`);
       await settleMerges(ch, 120);
     }
-    for (const q of rollupQueries) {
+    for (const q of args['no-views'] ? [] : rollupQueries) {
       const t = await timeRead(reader, q.sql, readSettings);
       put(q.view, { old: t, ...(rebuild ? {} : { note: 'empty: rollups not built' }) });
       say(`18.16 ${q.view}: ${fmtMs(t)} ms median of [${t.ms.map((x) => Math.round(x)).join(', ')}], ${t.rows} rows ${verdict(t)}${t.error ? ` error: ${t.error}` : ''}`);
     }
 
-    // 4. The same on 25.8.
+    // 4. The API of `agentledger serve` over the loaded (and rolled-up) database, as the read-only user.
+    const api = new Map<string, ApiTiming>();
+    if (args['no-serve']) notes.push('--no-serve: the API endpoints were not timed');
+    else {
+      const serve = await startServe();
+      say(`agentledger serve at ${serve.url} as ${READONLY_USER}`);
+      try {
+        for (const r of API_REQUESTS) {
+          const t = await timeGet(serve.url + r.path.replaceAll('{root}', encodeURIComponent(loopId(1))));
+          api.set(r.name, t);
+          say(`api ${r.name}: ${t.missing ? 'missing (404)' : `${fmtMs(t)} ms median of [${t.ms.map((x) => Math.round(x)).join(', ')}] (warm-up ${Math.round(t.warmupMs)}), ${t.rows} rows, ${t.bytes ?? 0} bytes ${apiVerdict(t)}`}${t.error ? ` error: ${t.error}` : ''}`);
+        }
+      } finally {
+        await serve.stop();
+      }
+    }
+
+    // 5. Every Grafana panel's query on 18.16, as the read-only user (on 25.8 in 6).
+    const grafana = new Map<string, Row>();
+    const panelReads = args['no-grafana'] ? [] : grafanaQueries();
+    if (args['no-grafana']) notes.push('--no-grafana: the Grafana panels were not timed');
+    else {
+      const ro = createClickHouse(parseConfig(env({ AGENTLEDGER_CLICKHOUSE_USER: READONLY_USER, AGENTLEDGER_CLICKHOUSE_PASSWORD: READONLY_PASSWORD })).clickhouse);
+      try {
+        for (const q of panelReads) {
+          const t = await timeRead(ro, q.sql, {});
+          grafana.set(q.view, { view: q.view, old: t });
+          say(`18.16 grafana ${q.view}: ${fmtMs(t)} ms median of [${t.ms.map((x) => Math.round(x)).join(', ')}] (warm-up ${Math.round(t.warmupMs)}), ${t.rows} rows ${verdict(t)}${t.error ? ` error: ${t.error}` : ''}`);
+        }
+      } finally {
+        await ro.close();
+      }
+    }
+
+    // 6. The same on 25.8.
     let current: ChdbResult | undefined;
     const chdbShape: Shape = { calls: CHDB_CALLS, loops: Math.max(4, Math.round((LOOPS * CHDB_CALLS) / CALLS)), days: DAYS };
     if (args['no-chdb']) notes.push('--no-chdb: ClickHouse 25.8 skipped');
@@ -1045,22 +1255,27 @@ async function main(): Promise<number> {
           migrations: statements,
           load: loadSql(chdbShape).chunks.map((c) => ({ label: `loops ${c.fromLoop}..${c.toLoop - 1}`, sql: c.sql })),
           imports: copies,
-          queries: [...VIEW_QUERIES, ...rollupQueries],
+          queries: [...(args['no-views'] ? [] : [...VIEW_QUERIES, ...rollupQueries]), ...panelReads],
           fingerprint: FINGERPRINT_SQL,
           runs: RUNS,
           slowWarmupMs: SLOW_WARMUP_MS,
         },
         work,
       );
-      for (const q of current.queries) put(q.view, { current: q });
+      for (const q of current.queries) {
+        const panel = panelReads.find((p) => p.view === q.view);
+        if (panel) grafana.set(q.view, { ...grafana.get(q.view), view: q.view, current: q });
+        else put(q.view, { current: q });
+      }
       if (!scaled && current.fingerprint === fingerprint?.fingerprint) notes.push('18.16 and 25.8 loaded the same rows (the fingerprint sums agree)');
       else if (!scaled) notes.push(`18.16 and 25.8 loaded DIFFERENT rows: 18.16 ${fingerprint?.fingerprint}; 25.8 ${current.fingerprint}`);
     }
 
-    // 5. Ingest with and without a rollup worker.
+    // 7. Ingest with and without a rollup worker.
     let ingest: IngestRun[] | undefined;
     if (!args['no-rollups'] && rollupsCli && !workerCli) notes.push('`agentledger worker` does not exist in this build: ingest comparison skipped');
-    if (!args['no-rollups'] && rollupsCli && workerCli) ingest = await ingestComparison(ch, topics, groups);
+    if (args['no-ingest']) notes.push('--no-ingest: the ingest comparison skipped');
+    else if (!args['no-rollups'] && rollupsCli && workerCli) ingest = await ingestComparison(ch, topics, groups);
 
     // Report.
     const w = Math.max(...[...table.keys()].map((k) => k.length), 4);
@@ -1086,6 +1301,32 @@ async function main(): Promise<number> {
     const passed = all.filter((t) => verdict(t) === 'PASS').length;
     lines.push('');
     lines.push(`views under ${TARGET_MS} ms: ${passed} of ${all.length} reads`);
+    if (api.size > 0) {
+      const aw = Math.max(...[...api.keys()].map((k) => k.length), 8);
+      lines.push('');
+      lines.push(`API of agentledger serve (${READONLY_USER}), HTTP at the client, median of ${RUNS} after a warm-up; data ${SINCE_30D.slice(0, 10)}..${UNTIL.slice(0, 10)}, "since 7d" = since ${SINCE_7D}`);
+      lines.push(`${'endpoint'.padEnd(aw)}  ${'ms'.padStart(9)} ${'rows'.padStart(7)} ${'bytes'.padStart(10)}  verdict`);
+      // A failed request shows how long it took to fail (e.g. the ClickHouse client's request timeout).
+      const apiMs = (t: ApiTiming): string => (t.missing ? '-' : t.error !== undefined && Number.isFinite(t.warmupMs) ? `>${Math.round(t.warmupMs)}` : fmtMs(t));
+      for (const [name, t] of api) lines.push(`${name.padEnd(aw)}  ${apiMs(t).padStart(9)} ${String(t.rows).padStart(7)} ${String(t.bytes ?? '-').padStart(10)}  ${apiVerdict(t)}${t.error ? ` ${t.error}` : ''}`);
+      const present = [...api.values()].filter((t) => !t.missing);
+      const met = present.filter((t) => apiVerdict(t) === '< 1 s').length;
+      lines.push(`API: ${met} of ${present.length} endpoints under ${TARGET_MS} ms${present.length < api.size ? `; ${api.size - present.length} missing (404: not merged yet)` : ''}`);
+    }
+    if (grafana.size > 0) {
+      const gw = Math.max(...[...grafana.keys()].map((k) => k.length), 8);
+      lines.push('');
+      lines.push(`Grafana panels (${READONLY_USER}; 25.8 via chdb), macros expanded for the range ending 2026-11-01 00:00 UTC, median of ${RUNS} after a warm-up`);
+      lines.push(`${'panel'.padEnd(gw)}  ${'18.16 ms'.padStart(9)} ${'rows'.padStart(6)} ${'verdict'.padEnd(7)}  ${'25.8 ms'.padStart(9)} ${'rows'.padStart(6)} verdict`);
+      for (const r of grafana.values())
+        lines.push(
+          `${r.view.padEnd(gw)}  ${fmtMs(r.old).padStart(9)} ${(r.old ? String(r.old.rows) : '-').padStart(6)} ${panelVerdict(r.old).padEnd(7)}  ${fmtMs(r.current).padStart(9)} ${(r.current ? String(r.current.rows) : '-').padStart(6)} ${panelVerdict(r.current)}${[r.old?.error, r.current?.error].filter(Boolean).map((e) => ` ${e}`).join(';')}`,
+        );
+      for (const [engine, pick] of [['18.16', (r: Row) => r.old], ['25.8', (r: Row) => r.current]] as const) {
+        const ts = [...grafana.values()].map(pick).filter((t): t is Timing => t !== undefined);
+        if (ts.length > 0) lines.push(`Grafana, ${engine}: ${ts.filter((t) => panelVerdict(t) === '< 1 s').length} of ${ts.length} panel queries under ${TARGET_MS} ms`);
+      }
+    }
     if (rebuild) {
       lines.push(`rollups rebuild of ${DAYS} days (18.16): ${rebuild.seconds.toFixed(1)} s (${rebuild.line})`);
       lines.push(`a rollups sweep after it, no row ingested since: ${sweepSeconds?.toFixed(1)} s (${sweepLine})`);
@@ -1104,7 +1345,7 @@ async function main(): Promise<number> {
     for (const n of notes) lines.push(`note: ${n}`);
     lines.push(`whole run: ${((performance.now() - benchStarted) / 60_000).toFixed(1)} min`);
     lines.push(
-      `reproduce: npm run bench:rollups -- --calls ${CALLS} --loops ${LOOPS} --days ${DAYS}${CHDB_CALLS !== CALLS ? ` --chdb-calls ${CHDB_CALLS}` : ''} (local stack up; chdb from bash test/modern/run.sh)`,
+      `reproduce: npm run bench:rollups -- --calls ${CALLS} --loops ${LOOPS} --days ${DAYS}${CHDB_CALLS !== CALLS ? ` --chdb-calls ${CHDB_CALLS}` : ''}${(['no-chdb', 'no-rollups', 'no-views', 'no-serve', 'no-grafana', 'no-ingest'] as const).filter((o) => args[o]).map((o) => ` --${o}`).join('')} (local stack up; chdb from bash test/modern/run.sh)`,
     );
     process.stdout.write(`${lines.join('\n')}\n`);
     return 0;

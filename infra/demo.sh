@@ -2,8 +2,18 @@
 # The newcomer's first command: installs what it needs, brings up the local
 # stack, applies the ClickHouse migrations, produces demo traffic (honest loops,
 # planted chain violations and malformed records), ships sample craze journals,
-# ingests both, reports, rolls spend up and evaluates the alert rules.
+# ingests both, reports, rolls spend up and evaluates the alert rules, then
+# serves the page (`agentledger serve`) until Ctrl-C when run in a terminal.
+#   infra/demo.sh [--no-serve]
 set -euo pipefail
+serve=1
+for arg in "$@"; do
+  case "$arg" in
+    --no-serve) serve=0 ;;
+    -h | --help) sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "infra/demo.sh: unknown option $arg (try --help)" >&2; exit 2 ;;
+  esac
+done
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
@@ -50,5 +60,11 @@ echo "[demo] the alerts the demo traffic raised (all demo runs so far; \`agentle
 for rule in stuck_loop stalled_loop waiting_on_human convergence subagent_failure_rate chain_integrity; do
   echo "  $rule:"; cli alerts --rule "$rule" --limit 3
 done
+page="http://127.0.0.1:${AGENTLEDGER_SERVE_PORT:-8080}/"
 echo "[demo] done. Query ClickHouse at http://127.0.0.1:8123 (agentledger/agentledger), database agentledger;"
 echo "[demo] stop the stack with: infra/stack.sh down"
+if ((serve)) && [[ -t 0 && -t 1 ]]; then
+  echo "[demo] the page: $page  (agentledger serve, read-only, times in UTC; Ctrl-C stops it, the stack keeps running)"
+  exec node bin/agentledger.js serve
+fi
+echo "[demo] the page: $page  once you run: node bin/agentledger.js serve"

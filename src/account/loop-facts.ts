@@ -14,52 +14,13 @@ import type { Envelope } from '../decode/envelope.js';
 import { objectMembers } from '../decode/json-spans.js';
 import { exactIntegerText, INT64_MAX, INT64_MIN } from '../money/int64-text.js';
 import { usdTextToPico } from '../money/picodollars.js';
-import type { EnvelopeFacts } from '../sink/clickhouse/rows.js';
+import { blankFacts, type EnvelopeFacts } from '../rows/envelope-facts.js';
 
-/** The columns' defaults: the facts of a row whose payload carries none (unknown kinds, malformed records). */
-const blankFacts = (): EnvelopeFacts => ({
-  model_provider: '',
-  model_name: '',
-  input_tokens: '0',
-  output_tokens: '0',
-  cost_pico: '0',
-  cost_usd_text: '',
-  duration_ms: '0',
-  budget_pico: '0',
-  budget_usd_text: '',
-  budget_tokens: '0',
-  budget_wall_ms: '0',
-  budget_iterations: '0',
-  action_type: '',
-  loop_name: '',
-  parent_loop_id: '',
-  depth: '0',
-  loop_seed: '0',
-  config_hash: '',
-  child_loop_id: '',
-  definition: '',
-  outcome: '',
-  error: '',
-  spend_raw: '',
-  spend_pico: '0',
-  spend_usd_text: '',
-  spend_tokens: '0',
-  spend_wall_ms: '0',
-  spend_iterations: '0',
-  fork_source: '',
-  fork_at_seq: '0',
-  tool: '',
-  tool_is_error: 0,
-  detector: '',
-  iteration: '0',
-});
-
-export const NO_FACTS: Readonly<EnvelopeFacts> = Object.freeze(blankFacts());
+export { NO_FACTS } from '../rows/envelope-facts.js';
 
 /** The facts of one decoded envelope. */
 export function loopFacts(env: Envelope): EnvelopeFacts {
-  // Filled in place from a fresh object of one shape: spreading per
-  // envelope cost a sixth of the batch path's throughput (bench:verify).
+  // Filled in place from a fresh object of one shape (blankFacts says why).
   const f = blankFacts();
   const body = env.body;
   switch (body?.kind) {

@@ -24,6 +24,7 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import { z } from 'zod';
 import { inListChunks, queryRows, type SqlValue } from '../sink/clickhouse/sql.js';
 import type { BudgetKind, SpendBudget, SpendRow } from './rules.js';
+import { failureMessage } from '../observability/errors.js';
 
 /** The parsed budgets file; every amount in picodollars. */
 export interface Budgets {
@@ -131,7 +132,7 @@ export function parseBudgets(text: string, source: string): Budgets {
   try {
     json = JSON.parse(text);
   } catch (err) {
-    throw budgetsError(source, `not JSON: ${err instanceof Error ? err.message : String(err)}`);
+    throw budgetsError(source, `not JSON: ${failureMessage(err)}`);
   }
   const parsed = fileSchema.safeParse(json);
   if (!parsed.success) {
@@ -150,7 +151,7 @@ export function loadBudgets(path: string): Budgets {
   try {
     text = readFileSync(path, 'utf8');
   } catch (err) {
-    throw budgetsError(path, `cannot read it: ${err instanceof Error ? err.message : String(err)}`);
+    throw budgetsError(path, `cannot read it: ${failureMessage(err)}`);
   }
   return parseBudgets(text, path);
 }

@@ -3,10 +3,13 @@
  * per transition (the job id is the transition's key), posted by a worker
  * (webhook.ts), retried with backoff by the queue, and left in the failed set
  * when the receiver never takes them. Thin on purpose: the payload is checked
- * against the notice schema, the rest is BullMQ's.
+ * against the notice schema, the rest is BullMQ's. What no retry can change
+ * (a payload that is not a notice, a 4xx answer other than 408 and 429)
+ * fails the job at once, with BullMQ's UnrecoverableError.
  */
-import type { Job, JobsOptions, Queue } from 'bullmq';
+import { UnrecoverableError, type Job, type JobsOptions, type Queue } from 'bullmq';
 import { DELIVER_JOB, DELIVERY_JOB_OPTIONS } from '../jobs/queues.js';
+import { failureMessage, statedKind } from '../observability/errors.js';
 import { notice, postNotice, type Notice, type Webhook } from './webhook.js';
 
 /**
@@ -24,12 +27,33 @@ export async function enqueueNotices(queue: Queue, ns: readonly Notice[], option
   await queue.addBulk(ns.map((n) => ({ name: DELIVER_JOB, data: notice.parse(n), opts: { ...DELIVERY_JOB_OPTIONS, ...options, jobId: n.key } })));
 }
 
-/** The processor of the deliveries queue: one POST per attempt, to the webhook or nowhere. */
+/**
+ * BullMQ's UnrecoverableError (the job fails now, its other attempts
+ * unused) with `message` and `cause`. BullMQ recognises it by its class or
+ * its name, so it is not subclassed.
+ */
+function unrecoverable(message: string, cause: unknown): UnrecoverableError {
+  return Object.assign(new UnrecoverableError(message), { cause });
+}
+
+/**
+ * The processor of the deliveries queue: one POST per attempt, to the
+ * webhook or nowhere. A payload that is not a notice, and an answer no
+ * retry changes (postNotice's FatalError), end the job at once; anything
+ * else is thrown as it is, for the queue to retry.
+ */
 export function deliveryProcessor(hook: Webhook | undefined): (job: Job) => Promise<void> {
   return async (job) => {
-    const n = notice.parse(job.data);
+    const parsed = notice.safeParse(job.data);
+    if (!parsed.success) throw unrecoverable(`not a notice: ${failureMessage(parsed.error)}`, parsed.error);
     // No webhook configured: the transition is recorded and listed, nothing is sent.
-    if (hook !== undefined) await postNotice(hook, n);
+    if (hook === undefined) return;
+    try {
+      await postNotice(hook, parsed.data);
+    } catch (err) {
+      if (statedKind(err) === 'fatal') throw unrecoverable(failureMessage(err), err);
+      throw err;
+    }
   };
 }
 

@@ -44,7 +44,7 @@ export interface AlertCondition {
   readonly detail: string;
 }
 
-/** Thresholds of every rule: the settings' shape (AGENTLEDGER_ALERT_*, README "Configuration"), one definition in config/. */
+/** Thresholds of every rule: the settings' shape (AGENTLEDGER_ALERT_*, docs/configuration.md), one definition in config/. */
 export type AlertRuleConfig = AlertRuleSettings;
 
 export const DEFAULT_ALERT_RULE_CONFIG: AlertRuleConfig = {

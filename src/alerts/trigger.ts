@@ -15,7 +15,7 @@
  * sweep, which looks at every loop with news anyway.
  */
 import type { Logger } from '../observability/logger.js';
-import { within } from '../sources/within.js';
+import { failureMessage, within } from '../observability/errors.js';
 
 /** Longest an add may take before its loops are left to the sweep. */
 const ADD_TIMEOUT_MS = 10_000;
@@ -117,7 +117,7 @@ export class AlertTrigger {
       this.failed++;
       this.counted?.('failed', 1);
       if (!this.away) {
-        this.log.warn('alert evaluation not queued (Redis unavailable?); the next alert sweep looks at these loops', { error: err instanceof Error ? err.message : String(err) });
+        this.log.warn('alert evaluation not queued (Redis unavailable?); the next alert sweep looks at these loops', { error: failureMessage(err) });
       }
       this.away = true;
     }

@@ -9,6 +9,7 @@
 import { createHmac } from 'node:crypto';
 import { z } from 'zod';
 import type { WebhookSettings } from '../config/index.js';
+import { FatalError, failureMessage, TransientError } from '../observability/errors.js';
 import { notificationKey, type AlertState, type Notification } from './state.js';
 
 /** What a receiver gets, field for field (README, "Alerts"). */
@@ -62,9 +63,34 @@ export const IDEMPOTENCY_HEADER = 'idempotency-key';
 export type Webhook = WebhookSettings;
 
 /**
+ * Answers a retry may change: 408 (the receiver timed out reading) and 429
+ * (it asks to be called later). Every other 4xx says the request itself is
+ * refused (a wrong URL or secret, a body it will not take).
+ */
+const RETRIED_4XX = new Set([408, 429]);
+
+/** A webhook's answer other than 2xx, with its status. */
+export class WebhookAnswerError extends Error {
+  override readonly name = 'WebhookAnswerError';
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Whether the receiver's answer `status` is one no retry changes (a 4xx other than 408 and 429). */
+export function refusedForGood(status: number): boolean {
+  return status >= 400 && status < 500 && !RETRIED_4XX.has(status);
+}
+
+/**
  * POSTs one notice. Resolves on a 2xx answer; throws otherwise (the status
- * and the first bytes of the answer, or the network error), so the queue
- * retries. The URL is not repeated in the message: it may hold a token.
+ * and the first bytes of the answer, or the network error): a FatalError
+ * for an answer no retry changes (refusedForGood), a TransientError for the
+ * rest (5xx, 408, 429, no answer), which the queue retries. The URL is not
+ * repeated in the message: it may hold a token.
  */
 export async function postNotice(hook: Webhook, n: Notice): Promise<void> {
   const body = JSON.stringify(n);
@@ -74,8 +100,13 @@ export async function postNotice(hook: Webhook, n: Notice): Promise<void> {
   try {
     res = await fetch(hook.url, { method: 'POST', headers, body, signal: AbortSignal.timeout(hook.timeoutMs), redirect: 'error' });
   } catch (err) {
-    throw new Error(`webhook did not answer: ${err instanceof Error ? (err.cause instanceof Error ? err.cause.message : err.message) : String(err)}`);
+    // fetch says "fetch failed"; the why is its cause.
+    const why = err instanceof Error && err.cause instanceof Error ? err.cause : err;
+    throw new TransientError(`webhook did not answer: ${failureMessage(why)}`, { cause: err });
   }
   const answer = (await res.text().catch(() => '')).slice(0, 200).replace(/[^\x20-\x7e]/g, '?');
-  if (!res.ok) throw new Error(`webhook answered HTTP ${res.status}${answer === '' ? '' : ` "${answer}"`}`);
+  if (res.ok) return;
+  const message = `webhook answered HTTP ${res.status}${answer === '' ? '' : ` "${answer}"`}`;
+  const cause = new WebhookAnswerError(res.status, message);
+  throw refusedForGood(res.status) ? new FatalError(message, { cause }) : new TransientError(message, { cause });
 }

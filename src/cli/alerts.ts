@@ -10,6 +10,7 @@ import { querySql, renderSql } from '../sink/clickhouse/sql.js';
 import type { Command } from './command.js';
 import { parseOptions, UsageError, wholeNumberOption } from './command.js';
 import { printable } from './terminal.js';
+import { failureMessage } from '../observability/errors.js';
 
 /** One (rule, subject) as `alerts --json` prints it (the command's documented output). */
 export interface AlertSummary {
@@ -110,7 +111,7 @@ async function readFailures(config: Config): Promise<FailedDelivery[] | undefine
   try {
     await probeRedis(config.redis.url);
   } catch (err) {
-    return warn(err instanceof Error ? err.message : String(err));
+    return warn(failureMessage(err));
   }
   const redis = createRedis(config.redis.url);
   redis.on('error', () => undefined); // the read below fails or times out, and says so
@@ -122,7 +123,7 @@ async function readFailures(config: Config): Promise<FailedDelivery[] | undefine
     const failed = await Promise.race([read, timeout]);
     return failed === 'timeout' ? warn(`Redis at ${redactUrl(config.redis.url)} did not list them within ${FAILED_READ_MS / 1000} s`) : failed;
   } catch (err) {
-    return warn(err instanceof Error ? err.message : String(err));
+    return warn(failureMessage(err));
   } finally {
     clearTimeout(timer);
     // Disconnected first: a close waiting on a stalled Redis would hang the command.

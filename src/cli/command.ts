@@ -1,7 +1,9 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { Config } from '../config/index.js';
 import type { Logger } from '../observability/logger.js';
+import { UsageError } from '../read/input.js';
 import { CODEC_NAMES, compressionType, isCodecName } from '../sources/codecs.js';
+import { failureMessage } from '../observability/errors.js';
 
 export interface CommandContext {
   readonly config: Config;
@@ -17,10 +19,7 @@ export interface Command {
   run(args: string[], ctx: CommandContext): Promise<number>;
 }
 
-/** Bad command-line usage: reported in one line, exit code 2. */
-export class UsageError extends Error {
-  override readonly name = 'UsageError';
-}
+export { UsageError } from '../read/input.js';
 
 /** node:util parseArgs, with its errors turned into one-line usage errors. */
 export function parseOptions<T extends ParseArgsConfig['options']>(args: string[], options: T, allowPositionals = false) {
@@ -28,7 +27,7 @@ export function parseOptions<T extends ParseArgsConfig['options']>(args: string[
     return parseArgs({ args, options, allowPositionals, strict: true });
   } catch (err) {
     // parseArgs explains some mistakes over several lines: a usage error is one.
-    throw new UsageError((err instanceof Error ? err.message : String(err)).replace(/\s*\n\s*/g, ' '));
+    throw new UsageError(failureMessage(err));
   }
 }
 

@@ -10,7 +10,7 @@ export const configCommand: Command = {
 Prints the settings agentledger would run with: AGENTLEDGER_* environment
 variables, then ./.env, then the defaults (which point at the local stack,
 infra/stack.sh, and at docker-compose.yml). Every setting is documented in
-README.md#configuration. A wrong value stops every command with one line
+docs/configuration.md. A wrong value stops every command with one line
 naming the setting, the value and what is expected.`,
   run(args, { config, out }) {
     const { values } = parseOptions(args, { json: { type: 'boolean' } });

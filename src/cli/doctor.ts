@@ -8,6 +8,7 @@ import { MIGRATIONS_DIR } from './migrate.js';
 import { redactUrl } from '../config/index.js';
 import { queueHealth } from '../jobs/health.js';
 import { probeRedis } from '../jobs/redis.js';
+import { failureMessage } from '../observability/errors.js';
 
 interface Check {
   readonly service: string;
@@ -34,7 +35,7 @@ Exit 0 when all pass, 1 otherwise.`,
       try {
         checks.push({ service, ok: true, detail: await fn() });
       } catch (err) {
-        checks.push({ service, ok: false, detail: err instanceof Error ? err.message : String(err) });
+        checks.push({ service, ok: false, detail: failureMessage(err) });
       }
     };
 

@@ -12,7 +12,7 @@ import { addNews } from '../alerts/news.js';
 import { AlertTrigger } from '../alerts/trigger.js';
 import { ALERT_EVALUATIONS_QUEUE } from '../jobs/queues.js';
 import { createProducerRedis } from '../jobs/redis.js';
-import type { KafkaColumns } from '../sink/clickhouse/rows.js';
+import type { KafkaColumns } from '../rows/rows.js';
 import { StallWatchdog } from '../sources/stall-watchdog.js';
 import { Ingestor } from '../sources/ingest.js';
 import { createKafka } from '../sources/kafka.js';
@@ -20,6 +20,7 @@ import { migratorSettings } from '../config/index.js';
 import type { Command } from './command.js';
 import { parseOptions, UsageError } from './command.js';
 import { MIGRATIONS_DIR } from './migrate.js';
+import { failureMessage } from '../observability/errors.js';
 
 export const ingestCommand: Command = {
   name: 'ingest',
@@ -106,7 +107,7 @@ Options:
         })
         .catch((err: unknown) => {
           exitCode = 1;
-          log.error('stop failed', { error: err instanceof Error ? err.message : String(err) });
+          log.error('stop failed', { error: failureMessage(err) });
         })
         .finally(resolveDone);
     };
@@ -150,7 +151,7 @@ Options:
               shutdown(`idle for ${idleExitMs} ms and every partition committed`);
             }
           })
-          .catch((err: unknown) => log.warn('could not read the group offsets', { error: err instanceof Error ? err.message : String(err) }))
+          .catch((err: unknown) => log.warn('could not read the group offsets', { error: failureMessage(err) }))
           .finally(() => (checking = false));
       }, Math.min(idleExitMs, 500));
     }

@@ -20,6 +20,7 @@ import { spendCommand } from './spend.js';
 import { produceDemoCommand } from './produce.js';
 import { verifyCommand } from './verify.js';
 import { workerCommand } from './worker.js';
+import { failureMessage } from '../observability/errors.js';
 
 const commands: readonly Command[] = [
   ingestCommand,
@@ -93,7 +94,7 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write(`agentledger ${name}: ${err.message}\n`);
       return 2;
     }
-    log.error(`${name} failed`, { error: err instanceof Error ? err.message : String(err) });
+    log.error(`${name} failed`, { error: failureMessage(err) });
     // Nothing of ours is left to finish, but a client still retrying in the
     // background (or ingest's metrics server) would keep the process alive:
     // the failure must reach the shell or supervisor.

@@ -2,9 +2,9 @@ import type { Server } from 'node:http';
 import { createClickHouse } from '../sink/clickhouse/client.js';
 import { sessionReadonly } from '../sink/clickhouse/reads.js';
 import { pageEndpoints } from '../serve/endpoints.js';
-import { createServeServer } from '../serve/server.js';
+import { createServeServer, RequestError, type ApiCommand } from '../serve/server.js';
 import { alertsCommand } from './alerts.js';
-import type { Command } from './command.js';
+import type { Command, CommandContext } from './command.js';
 import { parseOptions, UsageError, wholeNumberOption } from './command.js';
 import { loopsCommand } from './loops.js';
 import { reportCommand } from './report.js';
@@ -13,6 +13,28 @@ import { spendCommand } from './spend.js';
 
 /** The commands whose `--json` output `serve` answers at /api/<name>. */
 export const API_COMMANDS: readonly Command[] = [spendCommand, loopsCommand, sessionsCommand, alertsCommand, reportCommand];
+
+/**
+ * A command for the API: run as the CLI runs it, its output lines collected
+ * (each with its newline, as stdout has them), a usage mistake a 400.
+ */
+export function apiCommand(command: Command, context: Omit<CommandContext, 'out'>): ApiCommand {
+  return {
+    name: command.name,
+    async output(args) {
+      const lines: string[] = [];
+      let code: number;
+      try {
+        code = await command.run(args, { ...context, out: (line) => void lines.push(line) });
+      } catch (err) {
+        if (err instanceof UsageError) throw new RequestError(400, `${command.name}: ${err.message}`);
+        throw err;
+      }
+      if (code !== 0) throw new Error(`${command.name} ended with exit code ${code}`);
+      return lines.map((line) => line + '\n').join('');
+    },
+  };
+}
 
 export const serveCommand: Command = {
   name: 'serve',
@@ -58,9 +80,8 @@ loopback Host header is answered.
       );
     }
     const server = createServeServer({
-      commands: API_COMMANDS,
+      commands: API_COMMANDS.map((c) => apiCommand(c, { config: readOnly, log })),
       endpoints: pageEndpoints(ch),
-      context: { config: readOnly, log },
       log,
       token: config.serve.token,
       host,

@@ -25,7 +25,7 @@ import {
 } from '../jobs/queues.js';
 import { createRedis, probeRedis, redisFailure } from '../jobs/redis.js';
 import { compact, compactor, pruneSweepRecords, sweep, watermarks } from '../rollups/rollups.js';
-import { failureMessage } from '../sink/clickhouse/errors.js';
+import { failureMessage } from '../observability/errors.js';
 import { createClickHouse } from '../sink/clickhouse/client.js';
 import { migratorSettings } from '../config/index.js';
 import type { Command } from './command.js';

@@ -5,6 +5,7 @@
  */
 import { Redis } from 'ioredis';
 import { redactUrl } from '../config/index.js';
+import { failureMessage } from '../observability/errors.js';
 
 export function createRedis(url: string): Redis {
   return new Redis(url, { maxRetriesPerRequest: null, enableReadyCheck: true, lazyConnect: false });
@@ -28,7 +29,7 @@ export function createProducerRedis(url: string): Redis {
  * configured"); anything else means nothing usable answered.
  */
 export function redisFailure(url: string, err: unknown): string {
-  const message = (err instanceof Error ? err.message : String(err)).replace(/\s+/g, ' ').trim();
+  const message = failureMessage(err);
   if (/NOAUTH|WRONGPASS|invalid (username-)?password|without any password/i.test(message)) {
     return `Redis at ${redactUrl(url)} refused the login (${message}): check the user and password in AGENTLEDGER_REDIS_URL`;
   }

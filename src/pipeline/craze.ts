@@ -8,7 +8,7 @@ import { crazeEventOutcome, type CrazeEventOutcome } from '../account/craze-outc
 import { IncarnationSpend, type IncarnationSpendState } from '../account/craze-spend.js';
 import { decodeCrazeRecord } from '../decode/craze.js';
 import { parseRfc3339, toClickHouseDateTime } from '../decode/time.js';
-import { incarnationKey, type CrazeRow } from '../sink/clickhouse/rows.js';
+import { incarnationKey, type CrazeRow } from '../rows/rows.js';
 import { checkCrazeSeq } from '../verify/craze-seq.js';
 import { kafkaColumns, malformedColumns, recordTime } from './malformed.js';
 import { NO_CACHE_OBSERVER, type CacheObserver } from './cache-observer.js';

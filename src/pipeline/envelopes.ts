@@ -10,7 +10,7 @@ import { decodeEnvelope, type DecodeOptions, type Envelope } from '../decode/env
 import { clampDetail, outsideDateTime, parseRfc3339, toClickHouseDateTime } from '../decode/time.js';
 import { isViolation, verifyLink, type ChainHead, type StoredVersion, type Verdict, type Verification } from '../verify/chain.js';
 import type { SeqEncoding } from '../verify/hash.js';
-import type { EnvelopeRow, StoredHead } from '../sink/clickhouse/rows.js';
+import type { EnvelopeRow, StoredHead } from '../rows/rows.js';
 import { malformedColumns } from './malformed.js';
 import { NO_CACHE_OBSERVER, type CacheObserver } from './cache-observer.js';
 import { PendingLayers } from './pending-layers.js';

@@ -5,7 +5,7 @@
  * comes from the record itself, so any member that judges it writes the same row.
  */
 import { toClickHouseDateTime } from '../decode/time.js';
-import type { KafkaColumns } from '../sink/clickhouse/rows.js';
+import type { KafkaColumns } from '../rows/rows.js';
 import type { SourceRecord } from './stream.js';
 
 /** Raw bytes of a malformed record kept in ClickHouse (base64); the DLQ has all of them. */

@@ -6,7 +6,7 @@
  * the composition roots check them). Each is the source of truth its pipeline reads back after a
  * restart or a rebalance; memory in front of it is only a cache.
  */
-import type { IncarnationHead, StoredHead, StoredVersion } from '../sink/clickhouse/rows.js';
+import type { IncarnationHead, StoredHead, StoredVersion } from '../rows/rows.js';
 
 /**
  * Durable progress of one partition: the offset after its last stored record

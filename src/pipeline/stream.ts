@@ -5,7 +5,7 @@
  * pipeline (how its records become rows, where they go, how far that table
  * says a partition has been stored).
  */
-import type { KafkaColumns } from '../sink/clickhouse/rows.js';
+import type { KafkaColumns } from '../rows/rows.js';
 
 export interface SourceRecord {
   readonly topic: string;

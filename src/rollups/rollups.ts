@@ -18,6 +18,7 @@ import { Lease } from '../jobs/lease.js';
 import { foldLoopTree, type LoopFacts, type TreePlace } from '../account/loop-tree.js';
 import type { Logger } from '../observability/logger.js';
 import { inListChunks, queryRows, querySql, renderSql, type SqlValue } from '../sink/clickhouse/sql.js';
+import { failureMessage } from '../observability/errors.js';
 
 export interface RollupDeps {
   readonly ch: ClickHouseClient;
@@ -83,7 +84,7 @@ export async function compactor(admin: ClickHouseClient, log: Logger): Promise<C
     return admin;
   } catch (err) {
     log.warn('old rollup versions are kept: the migrator user cannot drop them (set AGENTLEDGER_CLICKHOUSE_MIGRATOR_*)', {
-      error: err instanceof Error ? err.message.replace(/\s+/g, ' ') : String(err),
+      error: failureMessage(err),
     });
     return undefined;
   }
@@ -164,7 +165,7 @@ async function claimVersion(deps: RollupDeps, floor: bigint, lease: Lease | unde
   const check = async (): Promise<void> => {
     if (deps.signal?.aborted) throw new RollupStopped(`rollup recompute of version ${version} stopped: the worker is stopping`);
     await lease?.check().catch((err: unknown) => {
-      throw new RollupOvertaken(`rollup recompute of version ${version} dropped: ${err instanceof Error ? err.message : String(err)}`);
+      throw new RollupOvertaken(`rollup recompute of version ${version} dropped: ${failureMessage(err)}`);
     });
     const others = (await rows<{ claimant: string }>(ch, 'rollup_claimants', { version })).filter((r) => r.claimant !== claimant);
     if (others.length > 0) throw new RollupOvertaken(`rollup version ${version} is claimed by another recompute too (the Redis counter handed it out twice): this one dropped its work`);

@@ -19,21 +19,27 @@ import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { isIP } from 'node:net';
 import { gzipSync } from 'node:zlib';
-import type { Command, CommandContext } from '../cli/command.js';
-import { UsageError } from '../cli/command.js';
+import { failureMessage } from '../observability/errors.js';
 import type { Logger } from '../observability/logger.js';
 import { PAGE_ASSETS, type PageAsset } from './assets.js';
 
 /** What an endpoint of the page answers with: a value written as JSON, or a client mistake. */
 export type EndpointHandler = (query: URLSearchParams) => Promise<unknown>;
 
+/**
+ * A read command as the API runs it: its output for these arguments (which
+ * start with `--json`), or a RequestError(400) for a usage mistake.
+ */
+export interface ApiCommand {
+  readonly name: string;
+  output(args: string[]): Promise<string>;
+}
+
 export interface ServeOptions {
-  /** The read commands served as `/api/<name>`, each run with `--json`. */
-  readonly commands: readonly Command[];
+  /** The read commands served as `/api/<name>`. */
+  readonly commands: readonly ApiCommand[];
   /** The page's further endpoints, `/api/<name>`. */
   readonly endpoints: Readonly<Record<string, EndpointHandler>>;
-  /** What the commands run with: settings whose ClickHouse user is the read-only one. */
-  readonly context: Omit<CommandContext, 'out'>;
   readonly log: Logger;
   /** Requests must carry it (bearer or basic auth password); undefined: no auth. */
   readonly token: string | undefined;
@@ -94,14 +100,6 @@ export function commandArgs(query: URLSearchParams): string[] {
     if (value !== '') args.push(value);
   }
   return args;
-}
-
-/** Runs a command as the CLI would with these arguments; its output lines, each ending in a newline. */
-export async function commandOutput(command: Command, args: string[], context: Omit<CommandContext, 'out'>): Promise<string> {
-  const lines: string[] = [];
-  const code = await command.run(args, { ...context, out: (line) => void lines.push(line) });
-  if (code !== 0) throw new Error(`${command.name} ended with exit code ${code}`);
-  return lines.map((line) => line + '\n').join('');
 }
 
 function digest(text: string): Buffer {
@@ -170,7 +168,7 @@ function loadAsset(asset: PageAsset): LoadedAsset {
 }
 
 export function createServeServer(options: ServeOptions): Server {
-  const { commands, endpoints, context, log, token, host } = options;
+  const { commands, endpoints, log, token, host } = options;
   const assets = new Map<string, LoadedAsset>();
   for (const [path, asset] of Object.entries(PAGE_ASSETS)) assets.set(path, loadAsset(asset));
   const byName = new Map(commands.map((c) => [c.name, c]));
@@ -179,13 +177,7 @@ export function createServeServer(options: ServeOptions): Server {
   async function api(name: string, query: URLSearchParams, res: ServerResponse): Promise<void> {
     const command = byName.get(name);
     if (command) {
-      const args = commandArgs(query);
-      try {
-        sendJson(res, 200, await commandOutput(command, args, context));
-      } catch (err) {
-        if (err instanceof UsageError) throw new RequestError(400, `${name}: ${err.message}`);
-        throw err;
-      }
+      sendJson(res, 200, await command.output(commandArgs(query)));
       return;
     }
     const endpoint = Object.hasOwn(endpoints, name) ? endpoints[name] : undefined;
@@ -234,7 +226,7 @@ export function createServeServer(options: ServeOptions): Server {
           sendError(res, err.status, err.message);
           return;
         }
-        const message = err instanceof Error ? err.message : String(err);
+        const message = failureMessage(err);
         log.error('serve: request failed', { path: (req.url ?? '').slice(0, 200), error: message });
         if (!res.headersSent) sendError(res, 503, message);
         else res.destroy();

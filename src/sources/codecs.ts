@@ -28,6 +28,7 @@ import kafkajs, { type CompressionTypes } from 'kafkajs';
 import { compress as zstdCompress, decompress as zstdDecompress } from '@mongodb-js/zstd';
 import { compressFrameSync, decompressFrameSync } from 'lz4-napi';
 import { compressSync as snappyCompress, uncompressSync as snappyUncompress } from 'snappy';
+import { causes, failureMessage } from '../observability/errors.js';
 
 /** The `--compression` choices, by Kafka's names. */
 export const CODEC_NAMES = ['none', 'gzip', 'snappy', 'lz4', 'zstd'] as const;
@@ -105,9 +106,7 @@ export class UndecodableBatchError extends Error {
 
 /** The UndecodableBatchError behind `err` (kafkajs may wrap it), if that is what it is. */
 export function undecodableBatch(err: unknown): UndecodableBatchError | undefined {
-  for (let e = err, depth = 0; typeof e === 'object' && e !== null && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
-    if (e instanceof UndecodableBatchError) return e;
-  }
+  for (const e of causes(err)) if (e instanceof UndecodableBatchError) return e;
   return undefined;
 }
 
@@ -185,7 +184,7 @@ function codec(name: Exclude<CodecName, 'none'>, encode: (data: Buffer) => Buffe
       try {
         return await decode(data);
       } catch (err) {
-        throw new UndecodableBatchError(name, `its ${name} payload cannot be decompressed (${err instanceof Error ? err.message : String(err)})`, err).at(headerOffsets(data, id));
+        throw new UndecodableBatchError(name, `its ${name} payload cannot be decompressed (${failureMessage(err)})`, err).at(headerOffsets(data, id));
       }
     },
   };

@@ -37,17 +37,17 @@ import { randomUUID } from 'node:crypto';
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { Consumer, EachBatchPayload, Kafka, Producer } from 'kafkajs';
 import { toClickHouseDateTime } from '../decode/time.js';
-import { clickhouseFailure, failureMessage, type FailureKind } from '../sink/clickhouse/errors.js';
+import { asError, causes, failureMessage, statedKind, within, type FailureKind } from '../observability/errors.js';
+import { clickhouseFailure } from '../sink/clickhouse/errors.js';
 import { settleQuery } from '../sink/clickhouse/sql.js';
 import type { Config } from '../config/index.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
-import type { KafkaColumns } from '../sink/clickhouse/rows.js';
+import type { KafkaColumns } from '../rows/rows.js';
 import { KEY_MISMATCH } from '../pipeline/envelopes.js';
 import type { DeadLetter, SourceRecord, Stream, StreamBatch } from '../pipeline/stream.js';
 import { undecodableBatch } from './codecs.js';
-import { createReliableProducer, ensureTopics, TOPIC_CONFIG } from './kafka.js';
-import { within } from './within.js';
+import { createReliableProducer, ensureTopics, kafkaFailure, TOPIC_CONFIG } from './kafka.js';
 
 export interface IngestDeps {
   readonly kafka: Kafka;
@@ -162,7 +162,7 @@ const MEMBERSHIP_ERRORS = new Set(['UNKNOWN_MEMBER_ID', 'ILLEGAL_GENERATION', 'R
  * answer as `cause`), and its runner recognises only the bare one.
  */
 export function membershipError(err: unknown): Error | undefined {
-  for (let e = err, depth = 0; typeof e === 'object' && e !== null && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+  for (const e of causes(err)) {
     if (MEMBERSHIP_ERRORS.has(String((e as { type?: unknown }).type))) return e as Error;
   }
   return undefined;
@@ -170,18 +170,14 @@ export function membershipError(err: unknown): Error | undefined {
 
 /**
  * Whether a failure is worth retrying (transient), was caused by the data
- * sent (content), or neither (fatal). Kafka's errors are retried unless the
- * broker said a retry cannot help (a non-retriable protocol error: a missing
- * right, a message too large); ClickHouse's are classified by code.
+ * sent (content), or neither (fatal): what untilDone does with it. An
+ * AgentledgerError says its kind (a TimeoutError of `within` is transient);
+ * Kafka's errors follow kafkajs's `retriable`, except a refused login or
+ * right, which no retry changes (kafkaFailure); ClickHouse's are classified
+ * by code (clickhouseFailure).
  */
 export function failureKind(err: unknown): FailureKind {
-  for (let e = err, depth = 0; typeof e === 'object' && e !== null && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
-    const { name, retriable } = e as { name?: unknown; retriable?: unknown };
-    if (name === 'KafkaJSProtocolError' && retriable === false) return 'fatal';
-  }
-  const name = err instanceof Error ? err.name : '';
-  if (name.startsWith('KafkaJS') || (err instanceof Error && err.message.includes('no answer from Kafka'))) return 'transient';
-  return clickhouseFailure(err);
+  return statedKind(err) ?? kafkaFailure(err) ?? clickhouseFailure(err);
 }
 
 /** Two outcomes of consecutive records of one partition, as one. */
@@ -319,7 +315,7 @@ export class Ingestor {
           this.deps.metrics.insertFailures.inc();
           if (!membershipError(err) && failureKind(err) !== 'transient') {
             this.deps.log.error('timer flush failed with a failure that retrying cannot fix', { buffered: this.buffered, error: failureMessage(err) });
-            this.onFatal(err instanceof Error ? err : new Error(String(err)));
+            this.onFatal(asError(err));
             return;
           }
           this.deps.log.warn('timer flush failed; the buffer is kept and retried', { buffered: this.buffered, error: failureMessage(err) });
@@ -539,7 +535,7 @@ export class Ingestor {
           this.lastFailure = failureMessage(failure);
           const kind = failureKind(failure);
           if (kind !== 'transient') {
-            const error = failure instanceof Error ? failure : new Error(String(failure));
+            const error = asError(failure);
             log.error(kind === 'content' ? 'ClickHouse refused data that could not be traced to a record' : 'a failure that retrying cannot fix', {
               ...at,
               error: failureMessage(error),
@@ -578,7 +574,7 @@ export class Ingestor {
     let failure: Error | undefined;
     const timer = setInterval(() => {
       heartbeat().catch((err: unknown) => {
-        failure ??= err instanceof Error ? err : new Error(String(err));
+        failure ??= asError(err);
         this.fenced = true;
       });
     }, every);
@@ -959,7 +955,7 @@ export class Ingestor {
       } catch (err) {
         this.deps.log.error('final flush failed; the records will be read again on restart', {
           attempt: attempt + 1,
-          error: err instanceof Error ? err.message : String(err),
+          error: failureMessage(err),
         });
         await sleep(500 * (attempt + 1));
       }

@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import type { ConnectionOptions } from 'node:tls';
 import { Kafka, logLevel as KafkaLogLevel, Partitioners, type Admin, type KafkaConfig, type LogEntry, type Producer } from 'kafkajs';
 import type { Config } from '../config/index.js';
+import { causes, failureMessage, socketCode, type FailureKind } from '../observability/errors.js';
 import type { Logger } from '../observability/logger.js';
 import { registerCodecs } from './codecs.js';
 
@@ -137,12 +138,6 @@ export class KafkaUnavailableError extends Error {
   override readonly name = 'KafkaUnavailableError';
 }
 
-function causes(err: unknown): unknown[] {
-  const chain: unknown[] = [];
-  for (let e = err; typeof e === 'object' && e !== null && chain.length < 5; e = (e as { cause?: unknown }).cause) chain.push(e);
-  return chain;
-}
-
 /**
  * A login the broker refused: wrong credentials, a mechanism it does not
  * offer, or SASL sent to a listener without it (ILLEGAL_SASL_STATE).
@@ -152,10 +147,55 @@ function isSaslRefusal(e: unknown): boolean {
   return name === 'KafkaJSSASLAuthenticationError' || (typeof type === 'string' && /^(ILLEGAL_SASL_STATE|UNSUPPORTED_SASL_MECHANISM|SASL_AUTHENTICATION_FAILED)$/.test(type));
 }
 
+/** The broker's answers for a client it knows and will not let do this: a right to grant, not a moment to wait. */
+const AUTHORIZATION_TYPES = new Set([
+  'TOPIC_AUTHORIZATION_FAILED',
+  'GROUP_AUTHORIZATION_FAILED',
+  'CLUSTER_AUTHORIZATION_FAILED',
+  'TRANSACTIONAL_ID_AUTHORIZATION_FAILED',
+  'DELEGATION_TOKEN_AUTHORIZATION_FAILED',
+]);
+
+/**
+ * kafkajs errors it marks non-retriable only because it retried or waited
+ * already (its retries ran out, no broker knew the group's coordinator, a
+ * wait or a lock timed out): "not now", the next try may succeed.
+ */
+const GAVE_UP = new Set(['KafkaJSNumberOfRetriesExceeded', 'KafkaJSGroupCoordinatorNotFound', 'KafkaJSTimeout', 'KafkaJSLockTimeout']);
+
+const isKafkaJS = (e: object): boolean => {
+  const { name } = e as { name?: unknown };
+  return typeof name === 'string' && name.startsWith('KafkaJS');
+};
+
+/**
+ * The kind of a Kafka failure, after kafkajs's own `retriable` (undefined
+ * when `err` is not kafkajs's). Fatal: a refused login or right anywhere
+ * along the chain (SASL, *_AUTHORIZATION_FAILED), a protocol error the
+ * broker says a retry cannot help (a message too large), and any other
+ * error kafkajs marks non-retriable (a bad argument, an API the broker
+ * lacks). Transient: what kafkajs calls retriable (connections, timeouts,
+ * leaders moving), and what it gave up on after retrying a retriable one.
+ */
+export function kafkaFailure(err: unknown): FailureKind | undefined {
+  const chain = [...causes(err)];
+  for (const e of chain) {
+    const { name, type, retriable } = e as { name?: unknown; type?: unknown; retriable?: unknown };
+    if (isSaslRefusal(e) || (typeof type === 'string' && AUTHORIZATION_TYPES.has(type))) return 'fatal';
+    if (name === 'KafkaJSProtocolError' && retriable === false) return 'fatal';
+  }
+  const outer = chain[0];
+  if (outer === undefined || !isKafkaJS(outer)) return undefined;
+  const { name, retriable } = outer as { name?: unknown; retriable?: unknown };
+  if (retriable !== false) return 'transient';
+  if (GAVE_UP.has(String(name)) || chain.slice(1).some((e) => (e as { retriable?: unknown }).retriable === true) || socketCode(err) !== undefined) return 'transient';
+  return 'fatal';
+}
+
 /** What a failed first contact with the brokers means, and what to check. */
 export function kafkaConnectFailure(brokers: string, err: unknown): KafkaUnavailableError {
-  const message = err instanceof Error ? err.message : String(err);
-  if (causes(err).some(isSaslRefusal)) {
+  const message = failureMessage(err);
+  if ([...causes(err)].some(isSaslRefusal)) {
     return new KafkaUnavailableError(
       `Kafka at ${brokers} refused the SASL login (${message}): check AGENTLEDGER_KAFKA_SASL_MECHANISM, AGENTLEDGER_KAFKA_SASL_USERNAME and AGENTLEDGER_KAFKA_SASL_PASSWORD, and that the brokers' listener takes SASL`,
       { cause: err },
@@ -183,7 +223,7 @@ export async function withStartupAdmin<T>(kafka: Kafka, what: string, fn: (admin
   try {
     return await fn(admin);
   } catch (err) {
-    const message = err instanceof Error ? err.message : String(err);
+    const message = failureMessage(err);
     throw new KafkaUnavailableError(`Kafka at ${brokers}: ${what} failed (${message}): check the brokers' logs and this client's rights`, { cause: err });
   } finally {
     await admin.disconnect();

@@ -7,8 +7,7 @@
  * supervisor starts a fresh one, which reads its state back from ClickHouse
  * and loses nothing (nothing past the durable rows was committed).
  */
-import { failureMessage } from '../sink/clickhouse/errors.js';
-import { within } from './within.js';
+import { failureMessage, within } from '../observability/errors.js';
 
 export interface StallWatchdogPorts {
   /** How long without progress, with records waiting, is a stall (ms). */

@@ -3,7 +3,8 @@
  * real HTTP receiver on 127.0.0.1 that checks every signature: a receiver
  * that fails three times then recovers gets each transition exactly once,
  * whoever enqueued it and however often; one that never recovers leaves the
- * delivery in the failed set, with its reason.
+ * delivery in the failed set, with its reason. An answer no retry changes (a
+ * 400) fails the delivery at its first attempt; a 503 is retried.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
@@ -45,8 +46,8 @@ function episode(): Notice[] {
 }
 
 /** A receiver refusing its first `failures` requests, and a deliveries queue and worker of their own posting to it; all closed after `body`. */
-async function withDeliveries(name: string, failures: number, body: (queue: Queue, got: Received[], url: string) => Promise<void>): Promise<void> {
-  const { url, got, close } = await webhookReceiver(SECRET, failures);
+async function withDeliveries(name: string, failures: number, body: (queue: Queue, got: Received[], url: string) => Promise<void>, failWith = 500): Promise<void> {
+  const { url, got, close } = await webhookReceiver(SECRET, failures, failWith);
   const redis = createRedis(ctx.config.redis.url);
   const blocking = redis.duplicate();
   const prefix = `${ctx.config.redis.queuePrefix}_${name}`;
@@ -110,4 +111,52 @@ test('a receiver that never takes it: the delivery ends in the failed set with t
     assert.equal(got.length, 3, 'one request per attempt');
     assert.ok(!failed[0]!.reason.includes(url), 'the URL (it may hold a token) is not in the reason');
   });
+});
+
+/** The failed set's deliveries, once there are `n`. */
+async function failedOnce(queue: Queue, n = 1): Promise<Awaited<ReturnType<typeof failedDeliveries>>> {
+  let failed: Awaited<ReturnType<typeof failedDeliveries>> = [];
+  for (let i = 0; i < 600 && failed.length < n; i++) {
+    await sleep(100);
+    failed = await failedDeliveries(queue);
+  }
+  return failed;
+}
+
+test('a 400 answer fails the delivery at once: one request, one attempt made, of eight', { timeout: 90_000 }, async () => {
+  await withDeliveries(
+    'refused',
+    Number.MAX_SAFE_INTEGER,
+    async (queue, got) => {
+      const [fired] = episode();
+      // The default options (8 attempts), backoff shortened: a retry would come within a second.
+      await enqueueNotice(queue, fired!, { backoff: { type: 'exponential', delay: 50 } });
+      const failed = await failedOnce(queue);
+      assert.equal(failed.length, 1);
+      assert.equal(failed[0]!.attempts, 1, 'attempts made');
+      assert.match(failed[0]!.reason, /^webhook answered HTTP 400 "not now"$/);
+      await sleep(1500);
+      assert.equal(got.length, 1, 'delivered once, never retried');
+      assert.equal((await queue.getJob(fired!.key))?.opts.attempts, 8);
+    },
+    400,
+  );
+});
+
+test('a 503 answer is retried until the receiver takes it', { timeout: 90_000 }, async () => {
+  await withDeliveries(
+    'later',
+    2,
+    async (queue, got) => {
+      const [fired] = episode();
+      await enqueueNotice(queue, fired!, { backoff: { type: 'exponential', delay: 50 } });
+      await until('an accepted delivery', () => got.some((r) => r.status === 200));
+      assert.deepEqual(
+        got.map((r) => r.status),
+        [503, 503, 200],
+      );
+      assert.deepEqual(await failedDeliveries(queue), []);
+    },
+    503,
+  );
 });

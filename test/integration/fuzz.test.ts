@@ -35,7 +35,7 @@ import { createClickHouse } from '../../src/sink/clickhouse/client.js';
 import { CrazeStore } from '../../src/sink/clickhouse/craze-store.js';
 import { EnvelopeStore } from '../../src/sink/clickhouse/envelope-store.js';
 import { migrate } from '../../src/sink/clickhouse/migrate.js';
-import type { KafkaColumns } from '../../src/sink/clickhouse/rows.js';
+import type { KafkaColumns } from '../../src/rows/rows.js';
 import { completeLines, crazeRecordValue, JournalParser } from '../../src/sources/craze-journal.js';
 import { testContext, type TestContext } from '../support/context.js';
 

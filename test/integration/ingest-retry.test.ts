@@ -16,7 +16,7 @@ import { createClickHouse } from '../../src/sink/clickhouse/client.js';
 import { Ingestor } from '../../src/sources/ingest.js';
 import { createKafka, ensureTopics } from '../../src/sources/kafka.js';
 import type { SourceRecord, Stream, StreamBatch } from '../../src/pipeline/stream.js';
-import type { KafkaColumns } from '../../src/sink/clickhouse/rows.js';
+import type { KafkaColumns } from '../../src/rows/rows.js';
 import { testContext, type TestContext } from '../support/context.js';
 import { sleep } from '../support/processes.js';
 

@@ -26,7 +26,7 @@ import type { SourceRecord, StreamBatch } from '../../src/pipeline/stream.js';
 import { createClickHouse } from '../../src/sink/clickhouse/client.js';
 import { EnvelopeStore } from '../../src/sink/clickhouse/envelope-store.js';
 import { migrate } from '../../src/sink/clickhouse/migrate.js';
-import type { EnvelopeRow } from '../../src/sink/clickhouse/rows.js';
+import type { EnvelopeRow } from '../../src/rows/rows.js';
 import { Ingestor } from '../../src/sources/ingest.js';
 import { createKafka, ensureTopics, TOPIC_CONFIG } from '../../src/sources/kafka.js';
 import { testContext, type TestContext } from '../support/context.js';

@@ -2,7 +2,7 @@
  * No secret is ever printed (issue 9, "Secrets never printed"): a distinctive
  * secret is planted in every password-like setting (each *_PASSWORD variable,
  * the passwords in the ClickHouse and Redis URLs, the alert webhook's secret,
- * and the password and token in its URL), then every command runs
+ * the password and token in its URL, serve's token), then every command runs
  * at debug level against the real stack and against endpoints where nothing
  * listens, so that both normal output and every error path are printed. Not
  * one byte of stdout or stderr may hold the secret, in plain text, URL-encoded
@@ -67,6 +67,7 @@ function planted(env: Record<string, string>, clickhouse: boolean): Record<strin
   out['AGENTLEDGER_REDIS_URL'] = withPassword(env['AGENTLEDGER_REDIS_URL'] ?? 'redis://127.0.0.1:6379', 'agentledger');
   out['AGENTLEDGER_ALERT_WEBHOOK_URL'] = withPassword(`http://127.0.0.1:9/services/${encodeURIComponent(SECRET)}`, 'hook');
   out['AGENTLEDGER_ALERT_WEBHOOK_SECRET'] = SECRET;
+  out['AGENTLEDGER_SERVE_TOKEN'] = SECRET;
   if (clickhouse) out['AGENTLEDGER_CLICKHOUSE_URL'] = withPassword(env['AGENTLEDGER_CLICKHOUSE_URL'] ?? 'http://127.0.0.1:8123', env['AGENTLEDGER_CLICKHOUSE_USER'] ?? USER);
   return out;
 }
@@ -95,6 +96,7 @@ const RUNS: readonly (readonly string[])[] = [
   ['alerts'],
   ['alerts', '--json', '--state', 'all'],
   ['worker', '--stop-after-ms', '1500'],
+  ['serve', '--port', '0', '--stop-after-ms', '1500'],
 ];
 
 /** Every form of the secret that must never be printed. */

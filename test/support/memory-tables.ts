@@ -5,7 +5,7 @@
  * from the rows inserted so far, so unit tests can run a pipeline across
  * batches, restarts and rebalances without ClickHouse.
  */
-import { incarnationKey, type CrazeRow, type EnvelopeRow, type IncarnationHead, type KafkaColumns, type StoredHead, type StoredVersion } from '../../src/sink/clickhouse/rows.js';
+import { incarnationKey, type CrazeRow, type EnvelopeRow, type IncarnationHead, type KafkaColumns, type StoredHead, type StoredVersion } from '../../src/rows/rows.js';
 
 /** Verdicts that move a loop's chain forward (envelope_heads.sql). */
 const HEAD_VERDICTS = new Set(['ok', 'mismatch', 'gap', 'time_regression']);

@@ -1,7 +1,7 @@
 /**
- * A webhook receiver on 127.0.0.1 for the alert tests: answers 500 to its
- * first `failures` requests, then 200 to a request whose signature verifies
- * (401 otherwise), and records every request.
+ * A webhook receiver on 127.0.0.1 for the alert tests: answers `failWith`
+ * (500 unless told) to its first `failures` requests, then 200 to a request
+ * whose signature verifies (401 otherwise), and records every request.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
@@ -21,7 +21,7 @@ export interface Receiver {
   close(): Promise<void>;
 }
 
-export async function webhookReceiver(secret: string, failures: number): Promise<Receiver> {
+export async function webhookReceiver(secret: string, failures: number, failWith = 500): Promise<Receiver> {
   const got: Received[] = [];
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -31,7 +31,7 @@ export async function webhookReceiver(secret: string, failures: number): Promise
       const want = Buffer.from(`sha256=${createHmac('sha256', secret).update(body).digest('hex')}`);
       const sent = Buffer.from(String(req.headers['x-agentledger-signature'] ?? ''));
       const signed = sent.length === want.length && timingSafeEqual(sent, want);
-      const status = got.length < failures ? 500 : signed ? 200 : 401;
+      const status = got.length < failures ? failWith : signed ? 200 : 401;
       got.push({ status, key: req.headers['idempotency-key'] as string | undefined, signed, body });
       res.writeHead(status).end(status === 200 ? 'ok' : 'not now');
     });

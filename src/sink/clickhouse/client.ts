@@ -8,6 +8,7 @@ import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client';
 import { redactUrl, type Config } from '../../config/index.js';
+import { failureMessage, socketCode } from '../../observability/errors.js';
 
 export type ClickHouseSettings = Config['clickhouse'];
 
@@ -92,17 +93,6 @@ export class ClickHouseUnavailableError extends Error {
 /** UNKNOWN_USER and WRONG_PASSWORD (18.16), AUTHENTICATION_FAILED (current ClickHouse). */
 const LOGIN_CODES = new Set([192, 193, 516]);
 
-/** Node's socket errors: nothing answered at the address. */
-const UNREACHABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'EPIPE', 'ECONNABORTED']);
-
-function networkCode(err: unknown): string | undefined {
-  for (let e = err, depth = 0; typeof e === 'object' && e !== null && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
-    const code = (e as { code?: unknown }).code;
-    if (typeof code === 'string' && UNREACHABLE.has(code)) return code;
-  }
-  return undefined;
-}
-
 /** Up to `max` characters of a reply, quoted, control characters escaped: what may go in a one-line error. */
 export function quoteReply(body: string, max = 80): string {
   const head = body.length > max ? body.slice(0, max) : body;
@@ -162,8 +152,8 @@ export async function explainClickHouseError(err: unknown, settings: ClickHouseS
     );
   }
   if (code !== undefined) return err;
-  const message = (err instanceof Error ? err.message : String(err)).replace(/\s+/g, ' ').trim();
-  const unreachable = networkCode(err);
+  const message = failureMessage(err);
+  const unreachable = socketCode(err);
   if (unreachable !== undefined) {
     return new ClickHouseUnavailableError(`ClickHouse at ${url} did not answer (${message || unreachable}): check that it runs and AGENTLEDGER_CLICKHOUSE_URL`, err);
   }

@@ -4,7 +4,8 @@
  * it. ClickHouse is the source of truth; memory only caches it.
  */
 import type { ClickHouseClient } from '@clickhouse/client';
-import { CRAZE_COLUMNS, incarnationKey, type CrazeRow, type IncarnationHead } from './rows.js';
+import { incarnationKey, type CrazeRow, type IncarnationHead } from '../../rows/rows.js';
+import { CRAZE_COLUMNS } from './columns.js';
 import { tsvBody } from './tsv.js';
 import { inListChunks, partitionProgress, querySql, renderSql } from './sql.js';
 

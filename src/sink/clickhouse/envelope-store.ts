@@ -5,7 +5,8 @@
  * only caches them.
  */
 import type { ClickHouseClient } from '@clickhouse/client';
-import { ENVELOPE_COLUMNS, type EnvelopeRow, type StoredHead, type StoredVersion } from './rows.js';
+import type { EnvelopeRow, StoredHead, StoredVersion } from '../../rows/rows.js';
+import { ENVELOPE_COLUMNS } from './columns.js';
 import { tsvBody } from './tsv.js';
 import { inListChunks, partitionProgress, queryRows, querySql, renderSql } from './sql.js';
 

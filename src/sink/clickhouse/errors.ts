@@ -6,9 +6,8 @@
  * would hide it). Unknown is fatal on purpose: a supervisor restarting a
  * process that says why is better than a consumer paused in silence.
  */
+import { causes, SOCKET_CODES, statedKind, type FailureKind } from '../../observability/errors.js';
 import { clickhouseErrorCode } from './client.js';
-
-export type FailureKind = 'transient' | 'content' | 'fatal';
 
 /**
  * Server answers that say "not now": overload, timeouts, a cut connection, a
@@ -61,32 +60,23 @@ const CONTENT_CODES = new Set([
   407, // DECIMAL_OVERFLOW
 ]);
 
-/** Node's socket errors: the server or the path to it is away. */
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ECONNABORTED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENETDOWN', 'EAI_AGAIN', 'ENOTFOUND', 'UND_ERR_SOCKET']);
-
 /** Messages of failures with no code: a hung-up socket, @clickhouse/client's request timeout. */
 const NETWORK_MESSAGE = /socket hang up|timeout error|request timed out|other side closed|connect ECONNREFUSED/i;
 
-/** The kind of a failed ClickHouse request (or of a socket error on the way to it). */
+/**
+ * The kind of a failed ClickHouse request (or of a socket error on the way
+ * to it). An AgentledgerError (a TimeoutError of `within`) says its own kind.
+ */
 export function clickhouseFailure(err: unknown): FailureKind {
+  const stated = statedKind(err);
+  if (stated !== undefined) return stated;
   const code = clickhouseErrorCode(err);
   if (code !== undefined) return TRANSIENT_CODES.has(code) ? 'transient' : CONTENT_CODES.has(code) ? 'content' : 'fatal';
-  for (let e = err, depth = 0; typeof e === 'object' && e !== null && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+  for (const e of causes(err)) {
     const sys = (e as { code?: unknown }).code;
-    if (typeof sys === 'string' && NETWORK_CODES.has(sys)) return 'transient';
+    if (typeof sys === 'string' && SOCKET_CODES.has(sys)) return 'transient';
     const message = (e as { message?: unknown }).message;
     if (typeof message === 'string' && NETWORK_MESSAGE.test(message)) return 'transient';
   }
   return 'fatal';
-}
-
-/**
- * A failure's message on one line, bounded (ClickHouse quotes the data it
- * could not parse) and well-formed (it becomes a row's detail: a lone
- * surrogate there would make that row fail too).
- */
-export function failureMessage(err: unknown, max = 2000): string {
-  let text = (err instanceof Error ? err.message : String(err)).replace(/\s+/g, ' ').trim();
-  if (text.length > max) text = `${text.slice(0, max)}…`;
-  return text.replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, '\ufffd');
 }

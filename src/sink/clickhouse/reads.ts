@@ -290,6 +290,8 @@ export interface SpendGroup {
   readonly costPico: bigint;
   /** Usage reports without a price (craze; their cost is a floor). */
   readonly unpricedCalls: number;
+  /** The loop name, where the group is per name already (the rollups: owner is then ''). */
+  readonly name?: string;
 }
 
 export interface SpendWindow {
@@ -349,4 +351,16 @@ export async function spendGroups(ch: ClickHouseClient, sources: readonly ('runt
     }
   }
   return groups;
+}
+
+/**
+ * Counted spend from the hour rollups, per source, provider, model, day and
+ * loop name (spend_rollup_groups.sql): fast at any size, current up to the
+ * last sweep for rows stored late. The window is taken in whole hours.
+ */
+export async function rollupSpendGroups(ch: ClickHouseClient, sources: readonly ('runtime' | 'craze')[], window: SpendWindow = {}): Promise<SpendGroup[]> {
+  const rows = await read<SpendSums & { source: string; loop_name: string; unpriced_calls: Int64Json }>(ch, 'spend_rollup_groups', windowSeconds(window));
+  return rows
+    .filter((r): r is typeof r & { source: 'runtime' | 'craze' } => (sources as readonly string[]).includes(r.source))
+    .map((r) => ({ ...spendGroup(r.source, '', r, Number(r.unpriced_calls)), name: r.loop_name }));
 }

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { loopFacts } from '../../../src/account/loop-facts.js';
 import { decodeEnvelope, type Envelope } from '../../../src/decode/envelope.js';
-import type { EnvelopeFacts } from '../../../src/sink/clickhouse/rows.js';
+import type { EnvelopeFacts } from '../../../src/rows/rows.js';
 
 /** Every column's default, written out here rather than taken from the module under test. */
 const DEFAULTS: EnvelopeFacts = {

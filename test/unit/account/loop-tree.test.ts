@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { foldLoopTree, type LoopFacts } from '../../../src/account/loop-tree.js';
-import { foldSpend } from '../../../src/cli/spend.js';
+import { foldSpend } from '../../../src/read/spend.js';
 import type { SpendGroup } from '../../../src/sink/clickhouse/reads.js';
 
 const loop = (loopId: string, cost: bigint, startedParent = '', startedDepth?: bigint): LoopFacts => ({ loopId, startedParent, startedDepth, modelCostPico: cost });
@@ -93,9 +93,10 @@ test('spend folds by model, day, name, root and source, exactly past 2^64 picodo
   );
   assert.deepEqual(
     foldSpend(groups, 'day', owners).map((r) => [r.source, r.day, r.calls]),
+    // Newest day first, whatever it cost; within a day costliest first.
     [
-      ['runtime', '2026-11-30', 2],
       ['runtime', '2026-12-01', 1],
+      ['runtime', '2026-11-30', 2],
       ['craze', '2026-11-30', 1],
     ],
   );

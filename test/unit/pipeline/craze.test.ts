@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { CacheCounts } from '../../../src/pipeline/cache-observer.js';
 import { CrazeStream } from '../../../src/pipeline/craze.js';
 import type { SourceRecord } from '../../../src/pipeline/stream.js';
-import type { CrazeRow } from '../../../src/sink/clickhouse/rows.js';
+import type { CrazeRow } from '../../../src/rows/rows.js';
 import { completeLines, crazeRecordValue, JournalParser } from '../../../src/sources/craze-journal.js';
 import { MemoryCrazeTable } from '../../support/memory-tables.js';
 

@@ -12,7 +12,7 @@ import { test } from 'node:test';
 import { DEFAULT_DECODE_OPTIONS } from '../../../src/decode/envelope.js';
 import { ChainState, processEnvelopeBatch } from '../../../src/pipeline/envelopes.js';
 import type { SourceRecord } from '../../../src/pipeline/stream.js';
-import type { EnvelopeRow } from '../../../src/sink/clickhouse/rows.js';
+import type { EnvelopeRow } from '../../../src/rows/rows.js';
 import { MemoryEnvelopeTable } from '../../support/memory-tables.js';
 
 const OPTIONS = { ...DEFAULT_DECODE_OPTIONS, seqEncoding: 'binary' as const };

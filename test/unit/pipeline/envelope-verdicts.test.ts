@@ -15,7 +15,7 @@ import { decodeEnvelope, DEFAULT_DECODE_OPTIONS } from '../../../src/decode/enve
 import { CacheCounts } from '../../../src/pipeline/cache-observer.js';
 import { ChainState, HeadCache, processEnvelopeBatch, type LoopHead } from '../../../src/pipeline/envelopes.js';
 import type { SourceRecord } from '../../../src/pipeline/stream.js';
-import type { EnvelopeRow } from '../../../src/sink/clickhouse/rows.js';
+import type { EnvelopeRow } from '../../../src/rows/rows.js';
 import { MemoryChains } from '../../../src/verify/memory-chains.js';
 import { MemoryEnvelopeTable } from '../../support/memory-tables.js';
 

@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { NO_FACTS } from '../../../src/account/loop-facts.js';
 import { ChainState, processEnvelopeBatch, type EnvelopeBatchOptions } from '../../../src/pipeline/envelopes.js';
 import type { SourceRecord } from '../../../src/pipeline/stream.js';
-import type { EnvelopeRow } from '../../../src/sink/clickhouse/rows.js';
+import type { EnvelopeRow } from '../../../src/rows/rows.js';
 import { DEFAULT_DECODE_OPTIONS } from '../../../src/decode/envelope.js';
 import type { SeqEncoding } from '../../../src/verify/hash.js';
 import { MemoryEnvelopeTable } from '../../support/memory-tables.js';

@@ -1,7 +1,8 @@
 /** Which failures are retried, traced to a record, or fatal: the ClickHouse codes in both servers' formats, sockets, Kafka. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { clickhouseFailure, failureMessage } from '../../../src/sink/clickhouse/errors.js';
+import { failureMessage, TimeoutError } from '../../../src/observability/errors.js';
+import { clickhouseFailure } from '../../../src/sink/clickhouse/errors.js';
 import { failureKind } from '../../../src/sources/ingest.js';
 
 /** An error as @clickhouse/client gives it for current servers: the code parsed out. */
@@ -47,7 +48,7 @@ test('Kafka failures are retried unless the broker says a retry cannot help', ()
   assert.equal(failureKind(kafkaError('KafkaJSNumberOfRetriesExceeded', false, kafkaError('KafkaJSConnectionError', true))), 'transient');
   assert.equal(failureKind(kafkaError('KafkaJSProtocolError', false)), 'fatal');
   assert.equal(failureKind(kafkaError('KafkaJSNonRetriableError', false, kafkaError('KafkaJSProtocolError', false))), 'fatal');
-  assert.equal(failureKind(new Error('offset commit: no answer from Kafka in 6000 ms')), 'transient');
+  assert.equal(failureKind(new TimeoutError('offset commit', 'Kafka', 6000)), 'transient');
   assert.equal(failureKind(current(25)), 'content');
 });
 

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { ClickHouseClient } from '@clickhouse/client';
-import { parseSince } from '../../../src/cli/sessions.js';
+import { parseSince } from '../../../src/read/since.js';
 import { UsageError } from '../../../src/cli/command.js';
 import { crazeSessions, latestViolations, serverVersion, verdictCounts } from '../../../src/sink/clickhouse/reads.js';
 

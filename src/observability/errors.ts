@@ -1,0 +1,140 @@
+/**
+ * Errors typed by what a caller does with them (issue 22): try again later
+ * (transient), set the data aside because the same data fails the same way
+ * every time (content), or stop and say why (fatal: a wrong setting, a
+ * missing right, a bug; retrying forever would hide it).
+ *
+ * Low in the import graph on purpose (it imports nothing of agentledger):
+ * every folder, the sink included, may use it.
+ */
+
+export type FailureKind = 'transient' | 'content' | 'fatal';
+
+/** An error that says what a retry would do: its `kind`, and the `cause` it explains. */
+export class AgentledgerError extends Error {
+  override name = 'AgentledgerError';
+  readonly kind: FailureKind;
+  constructor(kind: FailureKind, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.kind = kind;
+  }
+}
+
+/** Not now: the same request may succeed later. */
+export class TransientError extends AgentledgerError {
+  override name = 'TransientError';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('transient', message, options);
+  }
+}
+
+/** This data cannot be taken: the same data fails the same way every time. */
+export class ContentError extends AgentledgerError {
+  override name = 'ContentError';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('content', message, options);
+  }
+}
+
+/** Neither: a retry cannot change the answer. */
+export class FatalError extends AgentledgerError {
+  override name = 'FatalError';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('fatal', message, options);
+  }
+}
+
+/** A call that got no answer in time (`<what>: no answer from <from> in <ms> ms`): transient. */
+export class TimeoutError extends TransientError {
+  override name = 'TimeoutError';
+  constructor(
+    readonly what: string,
+    readonly from: string,
+    readonly ms: number,
+  ) {
+    super(`${what}: no answer from ${from} in ${ms} ms`);
+  }
+}
+
+/**
+ * `promise`, or a TimeoutError after `ms`: a request to a broker that went
+ * away mid-call can stay pending for good, and one awaited while the buffer
+ * lock is held would stall the consumer (seen when the broker restarts);
+ * BullMQ waits as long for a Redis it never reached.
+ */
+export async function within<T>(promise: Promise<T>, ms: number, what: string, from = 'Kafka'): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      promise,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new TimeoutError(what, from, ms)), ms);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * `err` and the errors behind it, along `cause`, outermost first; at most
+ * `max` of them (libraries wrap a few levels deep, never more; a cycle ends
+ * the walk too). Only objects are yielded.
+ */
+export function* causes(err: unknown, max = 5): Generator<object, void, undefined> {
+  const seen = new Set<object>();
+  for (let e = err; typeof e === 'object' && e !== null && seen.size < max && !seen.has(e); e = (e as { cause?: unknown }).cause) {
+    seen.add(e);
+    yield e;
+  }
+}
+
+/**
+ * Node's (and undici's) socket errors: the server, or the path to it, is
+ * away. The one list for every service (ClickHouse, Kafka, a webhook).
+ */
+export const SOCKET_CODES: ReadonlySet<string> = new Set([
+  'ECONNREFUSED', // nothing listens at the address (a server down or restarting)
+  'ECONNRESET', // the peer cut an open connection (a restart, a proxy's idle timeout)
+  'ECONNABORTED', // the connection was aborted on this side mid-request
+  'EPIPE', // written to a connection the peer had closed
+  'ETIMEDOUT', // the connect or a read timed out at the socket level
+  'EHOSTUNREACH', // no route to the host (it is down, or the network is partitioned)
+  'ENETUNREACH', // no route to the network
+  'ENETDOWN', // the local network interface is down
+  'EAI_AGAIN', // DNS answered "try again" (a resolver away for a moment)
+  'ENOTFOUND', // DNS found no such name (a container not started yet, or a typo that a later check reports)
+  'UND_ERR_SOCKET', // undici (fetch): the socket closed under the request
+]);
+
+/** The socket error code somewhere along the cause chain of `err`, if any. */
+export function socketCode(err: unknown): string | undefined {
+  for (const e of causes(err)) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && SOCKET_CODES.has(code)) return code;
+  }
+  return undefined;
+}
+
+/** The kind the first AgentledgerError along the cause chain of `err` states, if any. */
+export function statedKind(err: unknown): FailureKind | undefined {
+  for (const e of causes(err)) if (e instanceof AgentledgerError) return e.kind;
+  return undefined;
+}
+
+/**
+ * A failure's message on one line, bounded (ClickHouse quotes the data it
+ * could not parse) and well-formed (it becomes a row's detail: a lone
+ * surrogate there would make that row fail too). A thrown non-Error is its
+ * String().
+ */
+export function failureMessage(err: unknown, max = 2000): string {
+  let text = (err instanceof Error ? err.message : String(err)).replace(/\s+/g, ' ').trim();
+  if (text.length > max) text = `${text.slice(0, max)}…`;
+  return text.replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, '\ufffd');
+}
+
+/** `err` as an Error (a thrown non-Error becomes one with its String()). */
+export function asError(err: unknown): Error {
+  return err instanceof Error ? err : new Error(String(err));
+}

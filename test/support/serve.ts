@@ -1,0 +1,44 @@
+/**
+ * `agentledger serve` as a child process on a free port, reading the test's
+ * database as the read-only test user, and GETs against it.
+ */
+import { TEST_READONLY_USER } from './services.js';
+import { runCli, until, type Running } from './processes.js';
+
+export interface Served {
+  /** `http://127.0.0.1:PORT` (no trailing slash). */
+  readonly origin: string;
+  readonly running: Running;
+  /** SIGTERM, then the exit code. */
+  stop(): Promise<number | string>;
+}
+
+/** The settings that make serve read `env`'s database as agentledger_test_readonly. */
+export function serveEnv(env: Record<string, string>, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    ...env,
+    AGENTLEDGER_SERVE_CLICKHOUSE_USER: TEST_READONLY_USER.user,
+    AGENTLEDGER_SERVE_CLICKHOUSE_PASSWORD: TEST_READONLY_USER.password,
+    // The `serving url=…` line is at info.
+    AGENTLEDGER_LOG_LEVEL: 'info',
+    ...extra,
+  };
+}
+
+/** Starts serve on port 0 (any free one) and waits for its `serving url=` line. */
+export async function startServe(env: Record<string, string>, extra: Record<string, string> = {}): Promise<Served> {
+  const running = runCli(['serve', '--port', '0'], serveEnv(env, extra));
+  const origin = await until('serve prints its address', 30_000, () => {
+    const m = /serving url=(http:\/\/127\.0\.0\.1:\d+)\//.exec(running.stderr());
+    if (m) return Promise.resolve(m[1]);
+    return running.child.exitCode === null ? Promise.resolve(undefined) : Promise.reject(new Error(`serve exited: ${running.stderr()}`));
+  }, [running]);
+  return {
+    origin,
+    running,
+    async stop() {
+      running.child.kill('SIGTERM');
+      return running.exited;
+    },
+  };
+}
