@@ -5,8 +5,8 @@
  * widens a filter. Times are parsed as the CLI parses `--since` (RFC 3339,
  * YYYY-MM-DD in UTC, or a span back from now: 90m, 24h, 7d).
  */
-import { UsageError } from '../cli/command.js';
-import { parseSince } from '../cli/sessions.js';
+import { UsageError } from '../read/input.js';
+import { parseSince } from '../read/since.js';
 import { RequestError } from './server.js';
 
 /** The parameters of one request as plain strings, after the unknown and repeated ones are refused. */
