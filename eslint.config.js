@@ -44,6 +44,7 @@ export default tseslint.config(
         Blob: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', setInterval: 'readonly', clearInterval: 'readonly',
         uPlot: 'readonly', BigInt: 'readonly', location: 'readonly', history: 'readonly', console: 'readonly',
         agentledgerMoney: 'writable', ResizeObserver: 'readonly', requestAnimationFrame: 'readonly',
+        Node: 'readonly', AbortController: 'readonly',
       },
     },
   },
