@@ -26,7 +26,7 @@ import { createKafka, ensureTopics, TOPIC_CONFIG } from '../../src/sources/kafka
 import { MemoryChains } from '../../src/verify/memory-chains.js';
 import { command, query } from '../support/clickhouse.js';
 import { testContext, type TestContext } from '../support/context.js';
-import { runCli, sleep, type Running } from '../support/processes.js';
+import { runCli, sleep, until, type Running } from '../support/processes.js';
 
 const log = createLogger('warn');
 const contexts: TestContext[] = [];
@@ -130,6 +130,18 @@ async function waitFor(what: string, check: () => Promise<boolean>, run?: Runnin
   throw new Error(`${ended ? 'ingest ended' : 'timed out'} waiting for ${what}: ${run?.stderr().slice(-3000) ?? ''}`);
 }
 
+/**
+ * What an ingest has judged, from its `/metrics`: records by verdict (before
+ * any flush: the counter moves when a batch is judged) and inserts done.
+ */
+async function judged(port: number): Promise<{ all: number; inserts: number; byVerdict: Record<string, number> }> {
+  const text = await fetch(`http://127.0.0.1:${port}/metrics`).then((r) => r.text(), () => '');
+  const byVerdict: Record<string, number> = {};
+  for (const m of text.matchAll(/^agentledger_records_total\{stream="envelopes",verdict="(\w+)"\} (\d+)$/gm)) byVerdict[m[1]!] = Number(m[2]);
+  const inserts = Number(/^agentledger_insert_batch_rows_count\{stream="envelopes"\} (\d+)$/m.exec(text)?.[1] ?? 0);
+  return { all: Object.values(byVerdict).reduce((a, b) => a + b, 0), inserts, byVerdict };
+}
+
 const rowCount = async (ctx: TestContext): Promise<number> => Number((await query<{ n: string }>(ctx, 'SELECT count() AS n FROM envelopes'))[0]?.n ?? 0);
 
 /** Another version of an envelope: the same loop and seq carrying another hash (a fork). */
@@ -140,19 +152,26 @@ function secondVersion(r: Record_): Record_ {
 }
 
 test('a redelivery and a second version that arrive in a later batch before the flush are judged as if flushed', { timeout: 180_000 }, async () => {
-  const ctx = await context('before_flush', { AGENTLEDGER_BATCH_MAX_ROWS: '100000', AGENTLEDGER_BATCH_MAX_WAIT_MS: '8000' });
+  const port = 19475;
+  const ctx = await context('before_flush', { AGENTLEDGER_BATCH_MAX_ROWS: '100000', AGENTLEDGER_BATCH_MAX_WAIT_MS: '8000', AGENTLEDGER_METRICS_PORT: String(port) });
   const traffic = generateTraffic({ loops: 4, envelopesPerLoop: 10, seed: 801, payloadBytes: 200 });
   const records = [...traffic.records];
   const p = producer(ctx);
   const run = runCli(['ingest', '--no-migrate', '--idle-exit-ms', '3000'], ctx.env);
   await p.send(records);
-  // Fetched and buffered (the flush waits 8 s), not yet stored:
-  await sleep(2500);
+  // Fetched and judged (the flush waits 8 s), not yet stored:
+  await until('the first records judged', 30_000, async () => ((await judged(port)).all >= records.length ? true : undefined), [run]);
+  const first = await judged(port);
+  assert.deepEqual(first, { all: records.length, inserts: 0, byVerdict: { ok: records.length } }, 'the first records judged, nothing flushed');
   assert.equal(await rowCount(ctx), 0, 'the first records are still buffered');
   const loop = records.filter((r) => r.key === records[0]!.key);
   const fork = secondVersion(loop[4]!);
   // seq 3 again, a second version of seq 5, and that second version again.
   await p.send([loop[2]!, fork, fork]);
+  // The later batch is judged while the first is still buffered: the case this test is about happened.
+  await until('the later records judged', 30_000, async () => ((await judged(port)).all >= records.length + 3 ? true : undefined), [run]);
+  assert.deepEqual(await judged(port), { all: records.length + 3, inserts: 0, byVerdict: { ok: records.length, duplicate: 2, fork: 1 } }, 'the later batch judged before any flush');
+  assert.equal(await rowCount(ctx), 0, 'still nothing stored when the later batch was judged');
   assert.equal(await run.exited, 0, run.stderr());
   const stored = await query<{ seq: string; verdict: string }>(ctx, `SELECT seq, verdict FROM envelopes FINAL WHERE loop_id = '${loop[0]!.key}' ORDER BY seq, verdict`);
   assert.deepEqual(
