@@ -12,7 +12,7 @@ import { writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { Partitioners } from 'kafkajs';
+import { AssignerProtocol, Partitioners } from 'kafkajs';
 import { NO_FACTS } from '../../src/account/loop-facts.js';
 import { MIGRATIONS_DIR } from '../../src/cli/migrate.js';
 import { defaultViolationPlan, generateTraffic } from '../../src/demo/traffic/index.js';
@@ -142,6 +142,41 @@ async function judged(port: number): Promise<{ all: number; inserts: number; byV
   return { all: Object.values(byVerdict).reduce((a, b) => a + b, 0), inserts, byVerdict };
 }
 
+/** The consumer group now: its state, and each member's partitions of the envelopes topic. */
+async function group(ctx: TestContext): Promise<{ state: string; members: { id: string; partitions: number[] }[] }> {
+  const admin = createKafka(ctx.config.kafka, log).admin();
+  await admin.connect();
+  try {
+    const { groups } = await admin.describeGroups([ctx.config.kafka.groupId]);
+    const g = groups[0]!;
+    return {
+      state: g.state,
+      members: g.members.map((m) => ({
+        id: m.memberId,
+        partitions: m.memberAssignment.length === 0 ? [] : [...(AssignerProtocol.MemberAssignment.decode(m.memberAssignment)?.assignment[ctx.config.kafka.topics.envelopes] ?? [])].sort((x, y) => x - y),
+      })),
+    };
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+/** Per partition of the envelopes topic: the group's committed offset and the end of the partition. */
+async function offsets(ctx: TestContext): Promise<{ partition: number; committed: string; end: string }[]> {
+  const admin = createKafka(ctx.config.kafka, log).admin();
+  await admin.connect();
+  try {
+    const topic = ctx.config.kafka.topics.envelopes;
+    const ends = await admin.fetchTopicOffsets(topic);
+    const [committed] = await admin.fetchOffsets({ groupId: ctx.config.kafka.groupId, topics: [topic] });
+    return ends
+      .map((e) => ({ partition: e.partition, end: e.high, committed: committed?.partitions.find((c) => c.partition === e.partition)?.offset ?? '-1' }))
+      .sort((x, y) => x.partition - y.partition);
+  } finally {
+    await admin.disconnect();
+  }
+}
+
 const rowCount = async (ctx: TestContext): Promise<number> => Number((await query<{ n: string }>(ctx, 'SELECT count() AS n FROM envelopes'))[0]?.n ?? 0);
 
 /** Another version of an envelope: the same loop and seq carrying another hash (a fork). */
@@ -193,20 +228,34 @@ test('a zombie member woken after its session expired, with a full buffer and re
   const p = producer(ctx);
   const half = Math.floor(records.length / 2);
   await p.send(records.slice(0, half));
-  const a: Running = runCli(['ingest', '--no-migrate'], ctx.env);
+  const aPort = 19476;
+  const a: Running = runCli(['ingest', '--no-migrate'], { ...ctx.env, AGENTLEDGER_METRICS_PORT: String(aPort) });
   const b: Running = runCli(['ingest', '--no-migrate', '--idle-exit-ms', '12000'], ctx.env);
   // Both members own partitions and have flushed once: the group is settled.
   await waitFor('a first flush', async () => (await rowCount(ctx)) > 0, b);
-  await sleep(1500);
+  const settled = await until('both members assigned partitions, the group stable', 60_000, async () => {
+    const g = await group(ctx);
+    return g.state === 'Stable' && g.members.length === 2 && g.members.every((m) => m.partitions.length > 0) ? g : undefined;
+  }, [a, b]);
+  assert.equal(settled.members.reduce((n, m) => n + m.partitions.length, 0), 4, 'the 4 partitions shared by the two');
+  await until('the first half stored and committed', 60_000, async () => ((await offsets(ctx)).every((x) => x.committed === x.end) ? true : undefined), [a, b]);
   // A fills its buffer (5 s between flushes) and freezes with it.
+  const judgedBefore = (await judged(aPort)).all;
   await p.send(records.slice(half));
-  await sleep(1000);
+  await until('A judged records of the second half', 30_000, async () => ((await judged(aPort)).all > judgedBefore ? true : undefined), [a]);
   a.child.kill('SIGSTOP');
   // While A is frozen past its session timeout, B takes A's partitions and
   // redeliveries arrive: copies of records A holds unflushed and B must judge.
-  await sleep(3000);
   await p.send(records.slice(half, half + 600));
-  await sleep(15_000);
+  // B has stored and committed every partition to its end: it took A's over (A, frozen, cannot commit).
+  const end = await until('every partition committed to its end by B', 120_000, async () => {
+    const o = await offsets(ctx);
+    return o.every((x) => x.committed === x.end) ? o : undefined;
+  }, [b]);
+  assert.equal(end.length, 4);
+  const taken = await group(ctx);
+  assert.equal(taken.members.length, 1, `A left the group while frozen: ${JSON.stringify(taken)}`);
+  assert.deepEqual(taken.members[0]!.partitions, [0, 1, 2, 3], 'B owns every partition');
   a.child.kill('SIGCONT');
   assert.equal(await b.exited, 0, b.stderr());
   a.child.kill('SIGTERM');
