@@ -134,12 +134,13 @@ async function waitFor(what: string, check: () => Promise<boolean>, run?: Runnin
  * What an ingest has judged, from its `/metrics`: records by verdict (before
  * any flush: the counter moves when a batch is judged) and inserts done.
  */
-async function judged(port: number): Promise<{ all: number; inserts: number; byVerdict: Record<string, number> }> {
+async function judged(port: number): Promise<{ all: number; inserts: number; lags: number[]; byVerdict: Record<string, number> }> {
   const text = await fetch(`http://127.0.0.1:${port}/metrics`).then((r) => r.text(), () => '');
   const byVerdict: Record<string, number> = {};
   for (const m of text.matchAll(/^agentledger_records_total\{stream="envelopes",verdict="(\w+)"\} (\d+)$/gm)) byVerdict[m[1]!] = Number(m[2]);
   const inserts = Number(/^agentledger_insert_batch_rows_count\{stream="envelopes"\} (\d+)$/m.exec(text)?.[1] ?? 0);
-  return { all: Object.values(byVerdict).reduce((a, b) => a + b, 0), inserts, byVerdict };
+  const lags = [...text.matchAll(/^agentledger_consumer_lag\{[^}]*\} (\d+)$/gm)].map((m) => Number(m[1]));
+  return { all: Object.values(byVerdict).reduce((a, b) => a + b, 0), inserts, lags, byVerdict };
 }
 
 /** The consumer group now: its state, and each member's partitions of the envelopes topic. */
@@ -197,7 +198,7 @@ test('a redelivery and a second version that arrive in a later batch before the 
   // Fetched and judged (the flush waits 8 s), not yet stored:
   await until('the first records judged', 30_000, async () => ((await judged(port)).all >= records.length ? true : undefined), [run]);
   const first = await judged(port);
-  assert.deepEqual(first, { all: records.length, inserts: 0, byVerdict: { ok: records.length } }, 'the first records judged, nothing flushed');
+  assert.deepEqual({ ...first, lags: [] }, { all: records.length, inserts: 0, lags: [], byVerdict: { ok: records.length } }, 'the first records judged, nothing flushed');
   assert.equal(await rowCount(ctx), 0, 'the first records are still buffered');
   const loop = records.filter((r) => r.key === records[0]!.key);
   const fork = secondVersion(loop[4]!);
@@ -205,7 +206,7 @@ test('a redelivery and a second version that arrive in a later batch before the 
   await p.send([loop[2]!, fork, fork]);
   // The later batch is judged while the first is still buffered: the case this test is about happened.
   await until('the later records judged', 30_000, async () => ((await judged(port)).all >= records.length + 3 ? true : undefined), [run]);
-  assert.deepEqual(await judged(port), { all: records.length + 3, inserts: 0, byVerdict: { ok: records.length, duplicate: 2, fork: 1 } }, 'the later batch judged before any flush');
+  assert.deepEqual({ ...(await judged(port)), lags: [] }, { all: records.length + 3, inserts: 0, lags: [], byVerdict: { ok: records.length, duplicate: 2, fork: 1 } }, 'the later batch judged before any flush');
   assert.equal(await rowCount(ctx), 0, 'still nothing stored when the later batch was judged');
   assert.equal(await run.exited, 0, run.stderr());
   const stored = await query<{ seq: string; verdict: string }>(ctx, `SELECT seq, verdict FROM envelopes FINAL WHERE loop_id = '${loop[0]!.key}' ORDER BY seq, verdict`);
@@ -239,11 +240,16 @@ test('a zombie member woken after its session expired, with a full buffer and re
   }, [a, b]);
   assert.equal(settled.members.reduce((n, m) => n + m.partitions.length, 0), 4, 'the 4 partitions shared by the two');
   await until('the first half stored and committed', 60_000, async () => ((await offsets(ctx)).every((x) => x.committed === x.end) ? true : undefined), [a, b]);
-  // A fills its buffer (5 s between flushes) and freezes with it.
-  const judgedBefore = (await judged(aPort)).all;
+  // A fills its buffer (5 s between flushes) and freezes with it: idle, every
+  // record of its partitions judged (lag 0), none of the second half flushed.
+  const before = await judged(aPort);
   await p.send(records.slice(half));
-  await until('A judged records of the second half', 30_000, async () => ((await judged(aPort)).all > judgedBefore ? true : undefined), [a]);
+  const full = await until('A judged its share of the second half and idles with it buffered', 30_000, async () => {
+    const now = await judged(aPort);
+    return now.all > before.all && now.lags.length > 0 && now.lags.every((l) => l === 0) ? now : undefined;
+  }, [a]);
   a.child.kill('SIGSTOP');
+  assert.equal(full.inserts, before.inserts, 'A froze holding its second-half records unflushed');
   // While A is frozen past its session timeout, B takes A's partitions and
   // redeliveries arrive: copies of records A holds unflushed and B must judge.
   await p.send(records.slice(half, half + 600));
