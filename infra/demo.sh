@@ -53,7 +53,7 @@ echo "[demo] warnings instead of 3 or one counting 3 repeats instead of 5, 3 sub
 echo "[demo] waiting on a human instead of 30):"
 # The demo loops that warn twice mostly finish Completed (converged after all), and the
 # others warn once, counting 1 to 4: without the lower count, one run in three raised no
-# convergence alert (test/unit/demo-alerts.test.ts).
+# convergence alert (test/unit/demo/alerts.test.ts).
 AGENTLEDGER_ALERT_SWEEP_MS=1000 AGENTLEDGER_ALERT_CONVERGENCE_MIN_WARNINGS=2 AGENTLEDGER_ALERT_CONVERGENCE_COUNT=3 AGENTLEDGER_ALERT_SUBAGENT_MIN_OUTCOMES=3 \
   AGENTLEDGER_ALERT_HUMAN_WAIT_MS=600000 cli worker --stop-after-ms 8000
 echo "[demo] the alerts the demo traffic raised (all demo runs so far; \`agentledger alerts --state all\` for resolved ones too):"

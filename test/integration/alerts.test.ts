@@ -13,6 +13,7 @@ import { spawnSync } from 'node:child_process';
 import { after, before, test } from 'node:test';
 import { notice, type Notice } from '../../src/alerts/webhook.js';
 import { MIGRATIONS_DIR } from '../../src/cli/migrate.js';
+import { ALERT_SWEEP_JOB } from '../../src/jobs/queues.js';
 import { envelopeJson } from '../../src/demo/traffic/envelope.js';
 import { createRedis } from '../../src/jobs/redis.js';
 import { createLogger } from '../../src/observability/logger.js';
@@ -105,6 +106,17 @@ async function until(what: string, done: () => boolean | Promise<boolean>, worke
   assert.fail(`not within 90 s: ${what}; accepted: ${JSON.stringify(accepted().map((n) => `${n.notification} ${subjectOf(n)}`))}${worker ? `; worker: ${worker.stderr().slice(-3000)}` : ''}`);
 }
 
+const WORKER_METRICS_PORT = 19481;
+/** The sum of a counter of the worker's `/metrics` over the series whose labels include `labels` (0 when there are none yet; NaN when unreachable). */
+async function workerMetric(name: string, labels: string): Promise<number> {
+  const text = await fetch(`http://127.0.0.1:${WORKER_METRICS_PORT}/metrics`).then((r) => r.text(), () => undefined);
+  if (text === undefined) return NaN;
+  return text
+    .split('\n')
+    .filter((l) => l.startsWith(`${name}{`) && l.slice(0, l.indexOf('}')).includes(labels))
+    .reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
+}
+
 const FIRES = [
   'convergence converging-badly',
   'stalled_loop converging-badly',
@@ -161,7 +173,8 @@ test('each alert fires once, reminds after the interval and resolves once, throu
   } finally {
     redis.disconnect();
   }
-  worker = runCli(['worker'], ctx.env);
+  // The second worker serves its metrics: its sweeps and transitions are what "nothing else fired" is read from.
+  worker = runCli(['worker'], { ...ctx.env, AGENTLEDGER_WORKER_METRICS_PORT: String(WORKER_METRICS_PORT) });
 
   // Reminders: every alert still firing is reminded once the interval has passed, not before.
   await until('a reminder for the stalled loop', () => accepted().some((n) => n.notification === 'renotified' && subjectOf(n) === 'stalled_loop stalls'), worker);
@@ -178,7 +191,15 @@ test('each alert fires once, reminds after the interval and resolves once, throu
   assert.equal(await more.exited, 0, more.stderr());
   const resolved = (): string[] => accepted().filter((n) => n.notification === 'resolved').map(subjectOf).sort();
   await until('both alerts of the finished loop resolved', () => ['convergence converging-badly', 'stalled_loop converging-badly'].every((s) => resolved().includes(s)), worker);
-  await sleep(2000);
+  // Nothing else fired: two whole sweeps after the resolves were seen (the
+  // second started after they were) recorded no fired transition, and every
+  // transition recorded in the alerts table was delivered.
+  const sweepsThen = await workerMetric('agentledger_worker_jobs_total', `job="${ALERT_SWEEP_JOB}",result="done"`);
+  await until('two more alert sweeps done', async () => (await workerMetric('agentledger_worker_jobs_total', `job="${ALERT_SWEEP_JOB}",result="done"`)) >= sweepsThen + 2, worker);
+  assert.equal(await workerMetric('agentledger_alert_transitions_total', 'notification="resolved"'), 2, 'the metrics are this worker\'s: it recorded the two resolves');
+  assert.equal(await workerMetric('agentledger_alert_transitions_total', 'notification="fired"'), 0, 'no alert fired after the restart, the resolves and two more sweeps');
+  const recorded = async (): Promise<number> => Number((await query<{ n: string }>(ctx, 'SELECT toString(count()) AS n FROM alerts FINAL'))[0]!.n);
+  await until('every recorded transition delivered', async () => (await recorded()) === accepted().length, worker);
   worker.child.kill('SIGTERM');
   assert.equal(await worker.exited, 0, worker.stderr());
 

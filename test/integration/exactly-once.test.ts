@@ -12,7 +12,7 @@ import { writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { Partitioners } from 'kafkajs';
+import { AssignerProtocol, Partitioners } from 'kafkajs';
 import { NO_FACTS } from '../../src/account/loop-facts.js';
 import { MIGRATIONS_DIR } from '../../src/cli/migrate.js';
 import { defaultViolationPlan, generateTraffic } from '../../src/demo/traffic/index.js';
@@ -26,7 +26,7 @@ import { createKafka, ensureTopics, TOPIC_CONFIG } from '../../src/sources/kafka
 import { MemoryChains } from '../../src/verify/memory-chains.js';
 import { command, query } from '../support/clickhouse.js';
 import { testContext, type TestContext } from '../support/context.js';
-import { runCli, sleep, type Running } from '../support/processes.js';
+import { runCli, sleep, until, type Running } from '../support/processes.js';
 
 const log = createLogger('warn');
 const contexts: TestContext[] = [];
@@ -130,6 +130,54 @@ async function waitFor(what: string, check: () => Promise<boolean>, run?: Runnin
   throw new Error(`${ended ? 'ingest ended' : 'timed out'} waiting for ${what}: ${run?.stderr().slice(-3000) ?? ''}`);
 }
 
+/**
+ * What an ingest has judged, from its `/metrics`: records by verdict (before
+ * any flush: the counter moves when a batch is judged) and inserts done.
+ */
+async function judged(port: number): Promise<{ all: number; inserts: number; lags: number[]; byVerdict: Record<string, number> }> {
+  const text = await fetch(`http://127.0.0.1:${port}/metrics`).then((r) => r.text(), () => '');
+  const byVerdict: Record<string, number> = {};
+  for (const m of text.matchAll(/^agentledger_records_total\{stream="envelopes",verdict="(\w+)"\} (\d+)$/gm)) byVerdict[m[1]!] = Number(m[2]);
+  const inserts = Number(/^agentledger_insert_batch_rows_count\{stream="envelopes"\} (\d+)$/m.exec(text)?.[1] ?? 0);
+  const lags = [...text.matchAll(/^agentledger_consumer_lag\{[^}]*\} (\d+)$/gm)].map((m) => Number(m[1]));
+  return { all: Object.values(byVerdict).reduce((a, b) => a + b, 0), inserts, lags, byVerdict };
+}
+
+/** The consumer group now: its state, and each member's partitions of the envelopes topic. */
+async function group(ctx: TestContext): Promise<{ state: string; members: { id: string; partitions: number[] }[] }> {
+  const admin = createKafka(ctx.config.kafka, log).admin();
+  await admin.connect();
+  try {
+    const { groups } = await admin.describeGroups([ctx.config.kafka.groupId]);
+    const g = groups[0]!;
+    return {
+      state: g.state,
+      members: g.members.map((m) => ({
+        id: m.memberId,
+        partitions: m.memberAssignment.length === 0 ? [] : [...(AssignerProtocol.MemberAssignment.decode(m.memberAssignment)?.assignment[ctx.config.kafka.topics.envelopes] ?? [])].sort((x, y) => x - y),
+      })),
+    };
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+/** Per partition of the envelopes topic: the group's committed offset and the end of the partition. */
+async function offsets(ctx: TestContext): Promise<{ partition: number; committed: string; end: string }[]> {
+  const admin = createKafka(ctx.config.kafka, log).admin();
+  await admin.connect();
+  try {
+    const topic = ctx.config.kafka.topics.envelopes;
+    const ends = await admin.fetchTopicOffsets(topic);
+    const [committed] = await admin.fetchOffsets({ groupId: ctx.config.kafka.groupId, topics: [topic] });
+    return ends
+      .map((e) => ({ partition: e.partition, end: e.high, committed: committed?.partitions.find((c) => c.partition === e.partition)?.offset ?? '-1' }))
+      .sort((x, y) => x.partition - y.partition);
+  } finally {
+    await admin.disconnect();
+  }
+}
+
 const rowCount = async (ctx: TestContext): Promise<number> => Number((await query<{ n: string }>(ctx, 'SELECT count() AS n FROM envelopes'))[0]?.n ?? 0);
 
 /** Another version of an envelope: the same loop and seq carrying another hash (a fork). */
@@ -140,19 +188,26 @@ function secondVersion(r: Record_): Record_ {
 }
 
 test('a redelivery and a second version that arrive in a later batch before the flush are judged as if flushed', { timeout: 180_000 }, async () => {
-  const ctx = await context('before_flush', { AGENTLEDGER_BATCH_MAX_ROWS: '100000', AGENTLEDGER_BATCH_MAX_WAIT_MS: '8000' });
+  const port = 19475;
+  const ctx = await context('before_flush', { AGENTLEDGER_BATCH_MAX_ROWS: '100000', AGENTLEDGER_BATCH_MAX_WAIT_MS: '8000', AGENTLEDGER_METRICS_PORT: String(port) });
   const traffic = generateTraffic({ loops: 4, envelopesPerLoop: 10, seed: 801, payloadBytes: 200 });
   const records = [...traffic.records];
   const p = producer(ctx);
   const run = runCli(['ingest', '--no-migrate', '--idle-exit-ms', '3000'], ctx.env);
   await p.send(records);
-  // Fetched and buffered (the flush waits 8 s), not yet stored:
-  await sleep(2500);
+  // Fetched and judged (the flush waits 8 s), not yet stored:
+  await until('the first records judged', 30_000, async () => ((await judged(port)).all >= records.length ? true : undefined), [run]);
+  const first = await judged(port);
+  assert.deepEqual({ ...first, lags: [] }, { all: records.length, inserts: 0, lags: [], byVerdict: { ok: records.length } }, 'the first records judged, nothing flushed');
   assert.equal(await rowCount(ctx), 0, 'the first records are still buffered');
   const loop = records.filter((r) => r.key === records[0]!.key);
   const fork = secondVersion(loop[4]!);
   // seq 3 again, a second version of seq 5, and that second version again.
   await p.send([loop[2]!, fork, fork]);
+  // The later batch is judged while the first is still buffered: the case this test is about happened.
+  await until('the later records judged', 30_000, async () => ((await judged(port)).all >= records.length + 3 ? true : undefined), [run]);
+  assert.deepEqual({ ...(await judged(port)), lags: [] }, { all: records.length + 3, inserts: 0, lags: [], byVerdict: { ok: records.length, duplicate: 2, fork: 1 } }, 'the later batch judged before any flush');
+  assert.equal(await rowCount(ctx), 0, 'still nothing stored when the later batch was judged');
   assert.equal(await run.exited, 0, run.stderr());
   const stored = await query<{ seq: string; verdict: string }>(ctx, `SELECT seq, verdict FROM envelopes FINAL WHERE loop_id = '${loop[0]!.key}' ORDER BY seq, verdict`);
   assert.deepEqual(
@@ -174,20 +229,39 @@ test('a zombie member woken after its session expired, with a full buffer and re
   const p = producer(ctx);
   const half = Math.floor(records.length / 2);
   await p.send(records.slice(0, half));
-  const a: Running = runCli(['ingest', '--no-migrate'], ctx.env);
+  const aPort = 19476;
+  const a: Running = runCli(['ingest', '--no-migrate'], { ...ctx.env, AGENTLEDGER_METRICS_PORT: String(aPort) });
   const b: Running = runCli(['ingest', '--no-migrate', '--idle-exit-ms', '12000'], ctx.env);
   // Both members own partitions and have flushed once: the group is settled.
   await waitFor('a first flush', async () => (await rowCount(ctx)) > 0, b);
-  await sleep(1500);
-  // A fills its buffer (5 s between flushes) and freezes with it.
+  const settled = await until('both members assigned partitions, the group stable', 60_000, async () => {
+    const g = await group(ctx);
+    return g.state === 'Stable' && g.members.length === 2 && g.members.every((m) => m.partitions.length > 0) ? g : undefined;
+  }, [a, b]);
+  assert.equal(settled.members.reduce((n, m) => n + m.partitions.length, 0), 4, 'the 4 partitions shared by the two');
+  await until('the first half stored and committed', 60_000, async () => ((await offsets(ctx)).every((x) => x.committed === x.end) ? true : undefined), [a, b]);
+  // A fills its buffer (5 s between flushes) and freezes with it: idle, every
+  // record of its partitions judged (lag 0), none of the second half flushed.
+  const before = await judged(aPort);
   await p.send(records.slice(half));
-  await sleep(1000);
+  const full = await until('A judged its share of the second half and idles with it buffered', 30_000, async () => {
+    const now = await judged(aPort);
+    return now.all > before.all && now.lags.length > 0 && now.lags.every((l) => l === 0) ? now : undefined;
+  }, [a]);
   a.child.kill('SIGSTOP');
+  assert.equal(full.inserts, before.inserts, 'A froze holding its second-half records unflushed');
   // While A is frozen past its session timeout, B takes A's partitions and
   // redeliveries arrive: copies of records A holds unflushed and B must judge.
-  await sleep(3000);
   await p.send(records.slice(half, half + 600));
-  await sleep(15_000);
+  // B has stored and committed every partition to its end: it took A's over (A, frozen, cannot commit).
+  const end = await until('every partition committed to its end by B', 120_000, async () => {
+    const o = await offsets(ctx);
+    return o.every((x) => x.committed === x.end) ? o : undefined;
+  }, [b]);
+  assert.equal(end.length, 4);
+  const taken = await group(ctx);
+  assert.equal(taken.members.length, 1, `A left the group while frozen: ${JSON.stringify(taken)}`);
+  assert.deepEqual(taken.members[0]!.partitions, [0, 1, 2, 3], 'B owns every partition');
   a.child.kill('SIGCONT');
   assert.equal(await b.exited, 0, b.stderr());
   a.child.kill('SIGTERM');

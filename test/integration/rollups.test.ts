@@ -436,11 +436,15 @@ test('a ForkedFrom, or a grandparent link, stored a sweep after the calls it con
 
 test('spend_hourly_now answers the open hour at query time, the closed hours from the rollups', { timeout: 120_000 }, async () => {
   const stamp = (ms: number): string => new Date(ms).toISOString().replace(/\.\d+Z$/, 'Z');
-  // The three envelopes within one hour.
-  if (3_600_000 - (Date.now() % 3_600_000) < 10_000) await sleep(10_000);
-  const t0 = Date.now();
+  // The open hour is frozen, not read off the clock: the hour after this
+  // one, ten minutes in. A sweep closes the hours before its newest ingest
+  // stamp's hour, so no sweep of this test closes it, whenever the clock
+  // crosses an hour (stamped now, a boundary crossed between the produce and
+  // the sweep's ingest stamp closed the hour, and the rollups answered it).
+  const t0 = Date.now() - (Date.now() % 3_600_000) + 3_600_000 + 600_000;
   const call = (usd: string): string => `{"model":"m-now","provider":"p-now","usage":{"cost_usd":${usd},"in":3,"out":2}}`;
-  // Stamped now: the hour the next sweep will not have closed.
+  /** Where the view splits: hours before it from the rollups, from it on live (ms). */
+  const split = async (): Promise<number> => 1000 * Number((await query<{ s: string }>(ctx, 'SELECT toString(toUInt32(toStartOfHour(max(seen_through)))) AS s FROM rollup_sweeps'))[0]?.s ?? 0);
   await produceEnvelopes(ctx, chain('now-loop', [
     [stamp(t0), 'LoopStarted', '{"name":"now-task"}'],
     [stamp(t0 + 1000), 'ModelCalled', call('0.25')],
@@ -459,6 +463,7 @@ test('spend_hourly_now answers the open hour at query time, the closed hours fro
   const nowRow = (name: string): string => `${stamp(t0 - (t0 % 3_600_000)).replace('T', ' ').replace('Z', '')} runtime p-now m-now ${name} 2 750000000000`;
   // Not swept yet: the rollups do not have the calls, the view does (the loop not yet placed: no name).
   assert.equal((await byModel('spend_rollup_model_hourly')).filter((r) => r.includes(' m-now ')).length, 0);
+  assert.ok((await split()) <= t0, 'the hour of the calls is open: answered live');
   const before = await byModel('spend_hourly_now');
   assert.ok(before.includes(nowRow('')), before.filter((r) => r.includes('m-now')).join('\n'));
   // Every other hour as the rollups have it: all of it was swept.
@@ -466,6 +471,7 @@ test('spend_hourly_now answers the open hour at query time, the closed hours fro
   const r = spawnSync(process.execPath, [BIN, 'rollups', 'sweep'], { env: { PATH: process.env['PATH'] ?? '', ...ctx.env }, encoding: 'utf8' });
   assert.equal(r.status, 0, r.stderr);
   // Swept: the open hour is still answered live, now with the loop's name; the rollups agree.
+  assert.ok((await split()) <= t0, 'the sweep left the hour of the calls open: still answered live');
   const after = await byModel('spend_hourly_now');
   assert.ok(after.includes(nowRow('now-task')), after.filter((x) => x.includes('m-now')).join('\n'));
   assert.deepEqual(after, await byModel('spend_rollup_model_hourly'));

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
+import { beforeEach, afterEach, mock, test } from 'node:test';
 import { AlertTrigger, newsOf } from '../../../src/alerts/trigger.js';
 import { createLogger } from '../../../src/observability/logger.js';
 
@@ -38,7 +38,20 @@ function heldQueue() {
     },
   };
 }
-const tick = (ms = 5): Promise<void> => new Promise((r) => setTimeout(r, ms));
+/**
+ * The trigger's timers and clock are node:test's mock ones. `tick(ms)` lets
+ * what is pending settle (a released add schedules the next timer), moves
+ * the clock on by `ms`, running the timers due by then, and lets what they
+ * set going settle (setImmediate is not mocked).
+ */
+beforeEach(() => mock.timers.enable({ apis: ['setTimeout', 'Date'], now: 1_000_000 }));
+afterEach(() => mock.timers.reset());
+const settle = (): Promise<void> => new Promise((r) => setImmediate(r));
+const tick = async (ms = 0): Promise<void> => {
+  await settle();
+  mock.timers.tick(ms);
+  await settle();
+};
 
 test('flushes that come while an add is in flight are coalesced into the next add', async () => {
   const q = heldQueue();
@@ -82,7 +95,7 @@ test('a failed add is counted and left to the sweep; the next news is added agai
   await tick();
   q.release();
   gapped.durable([env('d', 'LoopFinished')]);
-  await tick();
+  await tick(59_999);
   assert.equal(q.calls.length, 3, 'within the gap: nothing added yet');
   const closing = gapped.close();
   await tick();
@@ -90,4 +103,22 @@ test('a failed add is counted and left to the sweep; the next news is added agai
   await closing;
   assert.deepEqual(q.calls[3], { loops: ['d'], rates: false });
   assert.deepEqual(counted, ['failed 1', 'queued 1']);
+});
+
+test('the next add waits out the gap since the last add, to the millisecond', async () => {
+  const q = heldQueue();
+  const trigger = new AlertTrigger(q.send, log, undefined, 5000);
+  trigger.durable([env('a', 'LoopFinished')]);
+  await tick();
+  assert.equal(q.calls.length, 1, 'the first add is at once');
+  await tick(1000);
+  q.release();
+  trigger.durable([env('b', 'LoopFinished')]);
+  await tick(3999);
+  assert.equal(q.calls.length, 1, '4,999 ms after the last add: not yet');
+  await tick(1);
+  assert.equal(q.calls.length, 2, '5,000 ms after the last add');
+  assert.deepEqual(q.calls[1], { loops: ['b'], rates: false });
+  q.release();
+  await trigger.close();
 });

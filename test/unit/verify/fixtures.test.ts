@@ -7,12 +7,12 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { decodeEnvelope, DEFAULT_DECODE_OPTIONS } from '../../src/decode/envelope.js';
-import { isViolation } from '../../src/verify/chain.js';
-import type { SeqEncoding } from '../../src/verify/hash.js';
-import { MemoryChains } from '../../src/verify/memory-chains.js';
+import { decodeEnvelope, DEFAULT_DECODE_OPTIONS } from '../../../src/decode/envelope.js';
+import { isViolation } from '../../../src/verify/chain.js';
+import type { SeqEncoding } from '../../../src/verify/hash.js';
+import { MemoryChains } from '../../../src/verify/memory-chains.js';
 
-const DIR = fileURLToPath(new URL('../../../test/fixtures/envelopes/', import.meta.url));
+const DIR = fileURLToPath(new URL('../../../../test/fixtures/envelopes/', import.meta.url));
 
 interface Expected {
   file: string;

@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { ConfigError, migratorSettings, parseConfig, redactConfig } from '../../src/config/index.js';
+import { ConfigError, migratorSettings, parseConfig, redactConfig } from '../../../src/config/index.js';
 
-const BIN = fileURLToPath(new URL('../support/cli-entry.js', import.meta.url));
+const BIN = fileURLToPath(new URL('../../support/cli-entry.js', import.meta.url));
 
 test('defaults point at the local stack', () => {
   const c = parseConfig({});
@@ -114,7 +114,7 @@ test('config prints no password: not in its field, not in a ClickHouse or Redis 
 });
 
 test('the metrics endpoint listens on loopback by default and answers GET only', async () => {
-  const { createMetrics, serveMetrics } = await import('../../src/observability/metrics.js');
+  const { createMetrics, serveMetrics } = await import('../../../src/observability/metrics.js');
   assert.equal(parseConfig({}).metricsHost, '127.0.0.1');
   const server = await serveMetrics(createMetrics(), 0);
   try {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { decodeEnvelope, isCanonicalBase64, recordSchema } from '../../src/decode/envelope.js';
-import { linkHash, ZERO_HASH } from '../../src/verify/hash.js';
+import { decodeEnvelope, isCanonicalBase64, recordSchema } from '../../../src/decode/envelope.js';
+import { linkHash, ZERO_HASH } from '../../../src/verify/hash.js';
 
 const payload = '{"iteration":3}';
 const good = {

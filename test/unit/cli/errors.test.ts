@@ -1,8 +1,8 @@
 /** Option and service errors of the CLI: one line each, naming what to fix. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { parseOptions, UsageError, wholeNumberOption } from '../../src/cli/command.js';
-import { redisFailure } from '../../src/jobs/redis.js';
+import { parseOptions, UsageError, wholeNumberOption } from '../../../src/cli/command.js';
+import { redisFailure } from '../../../src/jobs/redis.js';
 
 test('whole-number options: digits only, within the safe integers', () => {
   assert.equal(wholeNumberOption('limit', '0', 0), 0);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { picoToUsdText, usdTextToPico } from '../../src/money/picodollars.js';
+import { picoToUsdText, usdTextToPico } from '../../../src/money/picodollars.js';
 
 test('USD text converts to picodollars exactly, from the decimal text', () => {
   const cases: [string, bigint][] = [

@@ -21,11 +21,11 @@ import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
-import { CRAZE_EVENT_TYPES, decodeCrazeEvent, decodeCrazeRecord, type CrazeRecord } from '../../src/decode/craze.js';
-import { objectMembers } from '../../src/decode/json-spans.js';
-import { exactIntegerText } from '../../src/money/int64-text.js';
+import { CRAZE_EVENT_TYPES, decodeCrazeEvent, decodeCrazeRecord, type CrazeRecord } from '../../../src/decode/craze.js';
+import { objectMembers } from '../../../src/decode/json-spans.js';
+import { exactIntegerText } from '../../../src/money/int64-text.js';
 
-const REPO = fileURLToPath(new URL('../../../', import.meta.url));
+const REPO = fileURLToPath(new URL('../../../../', import.meta.url));
 const SCHEMA_PATH = `${REPO}schema/craze-event.schema.json`;
 const CORPUS_PATH = `${REPO}test/fixtures/craze/conformance.json`;
 

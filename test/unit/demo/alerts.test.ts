@@ -10,11 +10,11 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { convergence, DEFAULT_ALERT_RULE_CONFIG, type LoopWarningsRow } from '../../src/alerts/rules.js';
-import { decodeEnvelope } from '../../src/decode/envelope.js';
-import { defaultViolationPlan, generateSpendTraffic, generateTraffic } from '../../src/demo/traffic/index.js';
+import { convergence, DEFAULT_ALERT_RULE_CONFIG, type LoopWarningsRow } from '../../../src/alerts/rules.js';
+import { decodeEnvelope } from '../../../src/decode/envelope.js';
+import { defaultViolationPlan, generateSpendTraffic, generateTraffic } from '../../../src/demo/traffic/index.js';
 
-const demo = readFileSync(new URL('../../../infra/demo.sh', import.meta.url), 'utf8');
+const demo = readFileSync(new URL('../../../../infra/demo.sh', import.meta.url), 'utf8');
 
 /** The value demo.sh gives a setting on the worker's command line, or the default. */
 function demoSetting(name: string, fallback: number): number {

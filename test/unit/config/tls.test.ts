@@ -8,7 +8,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { ConfigError, parseConfig, redactConfig } from '../../src/config/index.js';
+import { ConfigError, parseConfig, redactConfig } from '../../../src/config/index.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'agentledger-tls-'));
 const pem = (name: string): string => {

@@ -8,11 +8,11 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { DEFAULT_ALERT_RULE_CONFIG, type AlertRuleConfig } from '../../src/alerts/rules.js';
-import type { Webhook } from '../../src/alerts/webhook.js';
-import { ConfigError, parseConfig, redactConfig } from '../../src/config/index.js';
+import { DEFAULT_ALERT_RULE_CONFIG, type AlertRuleConfig } from '../../../src/alerts/rules.js';
+import type { Webhook } from '../../../src/alerts/webhook.js';
+import { ConfigError, parseConfig, redactConfig } from '../../../src/config/index.js';
 
-const BIN = fileURLToPath(new URL('../support/cli-entry.js', import.meta.url));
+const BIN = fileURLToPath(new URL('../../support/cli-entry.js', import.meta.url));
 
 /** The one problem line parseConfig reports for `env`. */
 function problem(env: Record<string, string>): string {

@@ -3,11 +3,11 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { MIGRATIONS_DIR } from '../../src/cli/migrate.js';
+import { MIGRATIONS_DIR } from '../../../src/cli/migrate.js';
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import type { ClickHouseClient } from '@clickhouse/client';
-import { addedColumn, applyStatement, loadMigrations, splitStatements } from '../../src/sink/clickhouse/migrate.js';
+import { addedColumn, applyStatement, loadMigrations, splitStatements } from '../../../src/sink/clickhouse/migrate.js';
 
 /** SHA-256 of each released migration file, as shipped. */
 const RELEASED = {

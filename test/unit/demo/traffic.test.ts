@@ -9,9 +9,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { verifyCommand } from '../../src/cli/verify.js';
-import { parseConfig } from '../../src/config/index.js';
-import { decodeEnvelope } from '../../src/decode/envelope.js';
+import { verifyCommand } from '../../../src/cli/verify.js';
+import { parseConfig } from '../../../src/config/index.js';
+import { decodeEnvelope } from '../../../src/decode/envelope.js';
 import {
   defaultViolationPlan,
   formatRfc3339Nano,
@@ -20,10 +20,10 @@ import {
   parseUtcNanos,
   writeTrafficJsonl,
   type TrafficOptions,
-} from '../../src/demo/traffic/index.js';
-import { createLogger } from '../../src/observability/logger.js';
-import { isViolation } from '../../src/verify/chain.js';
-import { MemoryChains } from '../../src/verify/memory-chains.js';
+} from '../../../src/demo/traffic/index.js';
+import { createLogger } from '../../../src/observability/logger.js';
+import { isViolation } from '../../../src/verify/chain.js';
+import { MemoryChains } from '../../../src/verify/memory-chains.js';
 
 const byKey = (a: { loopId: string; seq: number }, b: { loopId: string; seq: number }): number =>
   a.loopId === b.loopId ? a.seq - b.seq : a.loopId < b.loopId ? -1 : 1;

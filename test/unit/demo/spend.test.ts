@@ -9,13 +9,13 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { test } from 'node:test';
-import { decodeEnvelope, type Envelope } from '../../src/decode/envelope.js';
-import type { PayloadOf } from '../../src/decode/payloads.js';
-import { generateSpendTraffic, usdTextToPicoExact, type ExpectedSpend, type SpendTrafficOptions } from '../../src/demo/traffic/index.js';
-import { INT64_MAX } from '../../src/money/int64-text.js';
-import { usdTextToPico } from '../../src/money/picodollars.js';
-import { isViolation } from '../../src/verify/chain.js';
-import { MemoryChains } from '../../src/verify/memory-chains.js';
+import { decodeEnvelope, type Envelope } from '../../../src/decode/envelope.js';
+import type { PayloadOf } from '../../../src/decode/payloads.js';
+import { generateSpendTraffic, usdTextToPicoExact, type ExpectedSpend, type SpendTrafficOptions } from '../../../src/demo/traffic/index.js';
+import { INT64_MAX } from '../../../src/money/int64-text.js';
+import { usdTextToPico } from '../../../src/money/picodollars.js';
+import { isViolation } from '../../../src/verify/chain.js';
+import { MemoryChains } from '../../../src/verify/memory-chains.js';
 
 interface Seen {
   readonly index: number;

@@ -6,9 +6,9 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { ConfigError, envSchema, parseConfig, redactConfig, services, settings } from '../../src/config/index.js';
-import { shownValue } from '../../src/config/redact.js';
-import { DOC_PATH, withSettingsTable } from '../../src/config/settings-table.js';
+import { ConfigError, envSchema, parseConfig, redactConfig, services, settings } from '../../../src/config/index.js';
+import { shownValue } from '../../../src/config/redact.js';
+import { DOC_PATH, withSettingsTable } from '../../../src/config/settings-table.js';
 
 test('docs/configuration.md lists every setting as the declarations generate it', () => {
   const doc = readFileSync(DOC_PATH, 'utf8');
