@@ -116,7 +116,7 @@ export function decodeEnvelope(value: Buffer | null, options: DecodeOptions = DE
   if (r === undefined) {
     const rec = recordSchema.safeParse(json);
     if (rec.success) {
-      r = rec.data; // wellFormed refuses nothing zod takes (test/unit/decode-envelope.test.ts); kept safe anyway
+      r = rec.data; // wellFormed refuses nothing zod takes (test/unit/decode/envelope.test.ts); kept safe anyway
     } else {
       const issue = rec.error.issues[0];
       const where = issue?.path.length ? `${issue.path.join('.')}: ` : '';
