@@ -442,7 +442,7 @@ interface ViewQuery {
   readonly sql: string;
 }
 
-/** Each dashboard view as a dashboard reads it (README, "Views for dashboards"): the last day or week where the view has a time. */
+/** Each dashboard view as a dashboard reads it (docs/spend.md, "Views for dashboards"): the last day or week where the view has a time. */
 const VIEW_QUERIES: readonly ViewQuery[] = [
   {
     view: 'spend_calls',
@@ -500,7 +500,7 @@ FROM spend_rollup_daily WHERE day >= toDate(${END}) - 7 AND day < toDate(${END})
   {
     view: 'top_roots',
     columns: ['source', 'root_loop_id', 'calls', 'cost_pico', 'first_hour', 'last_hour'],
-    // Ordered by the Decimal alone: 18.16 sorts (Decimal128, more keys) with LIMIT over 50k rows in ~1.5 s, by the Decimal alone in ~50 ms (README, "Rollups").
+    // Ordered by the Decimal alone: 18.16 sorts (Decimal128, more keys) with LIMIT over 50k rows in ~1.5 s, by the Decimal alone in ~50 ms (docs/spend.md, "Rollups").
     sql: 'SELECT source, root_loop_id, calls, toString(cost_pico) AS root_cost_pico, first_hour, last_hour FROM top_roots ORDER BY cost_pico DESC LIMIT 100',
   },
   // The last day with the open hours live (0015): the rollups, plus a filtered read of envelopes FINAL.

@@ -204,7 +204,7 @@ async function perKey(ch: ClickHouseClient, kind: BudgetKind, query: string, key
  * over all time; `name` and `project` the UTC day of `now`. Only the kinds
  * that have budgets are read, and none when there are none.
  *
- * Read from the committed rollups (README "Rollups": each hour's highest
+ * Read from the committed rollups (docs/spend.md "Rollups": each hour's highest
  * committed version of spend_rollup_model_hour and spend_rollup_root_hour),
  * never from `envelopes FINAL`, so a sweep stays well under a second at ten
  * million calls. What that costs:

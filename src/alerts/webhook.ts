@@ -12,7 +12,7 @@ import type { WebhookSettings } from '../config/index.js';
 import { FatalError, failureMessage, TransientError } from '../observability/errors.js';
 import { notificationKey, type AlertState, type Notification } from './state.js';
 
-/** What a receiver gets, field for field (README, "Alerts"). */
+/** What a receiver gets, field for field (docs/alerts.md, "Alerts"). */
 export const notice = z
   .object({
     /** The transition's key: the idempotency key, the same on every retry and from every worker. */

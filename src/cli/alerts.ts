@@ -180,7 +180,7 @@ export const alertsCommand: Command = {
   summary: 'list alerts (firing by default) and their failed webhook deliveries',
   help: `Usage: agentledger alerts [--json] [--state firing|resolved|all] [--rule R] [--limit N]
 
-Lists each (rule, subject)'s alert as it stands now (README "Alerts"; view
+Lists each (rule, subject)'s alert as it stands now (docs/alerts.md "Alerts"; view
 alerts_current): firing first, then the most recently notified. Each line
 shows the state, severity, rule, subject, since when it fires (or when it
 resolved), the notifications of this episode and the start of the detail.

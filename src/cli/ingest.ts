@@ -56,7 +56,7 @@ Options:
     const { values } = parseOptions(args, { 'idle-exit-ms': { type: 'string' }, 'no-migrate': { type: 'boolean' } });
     const idleExitMs = values['idle-exit-ms'] === undefined ? undefined : Number(values['idle-exit-ms']);
     if (idleExitMs !== undefined && (!Number.isInteger(idleExitMs) || idleExitMs < 1)) throw new UsageError('--idle-exit-ms takes a whole number of ms');
-    // As the migrator: the writer that ingests needs no DDL (README "Users and passwords").
+    // As the migrator: the writer that ingests needs no DDL (docs/operations.md "Users and passwords").
     if (!values['no-migrate']) await migrate(migratorSettings(config.clickhouse), MIGRATIONS_DIR, log);
 
     const metrics = createMetrics();
@@ -73,7 +73,7 @@ Options:
       ),
       new CrazeStream(config.kafka.topics.craze, new CrazeStore(clickhouse), config.caches.crazeSessions, cacheMetrics(metrics, 'craze_sessions')),
     ];
-    // Alert evaluations per flush (README "Alerts"): added to Redis, run by
+    // Alert evaluations per flush (docs/alerts.md "Alerts"): added to Redis, run by
     // any worker; ingest goes on the same without Redis or without workers.
     let trigger: AlertTrigger | undefined;
     let alertQueue: Queue | undefined;

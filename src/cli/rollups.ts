@@ -22,7 +22,7 @@ export const rollupsCommand: Command = {
 
 The hour rollups (tables spend_rollup_hour, spend_rollup_model_hour,
 spend_rollup_root_hour and event_rollup_hour, and the views over them;
-README "Rollups") are kept by \`agentledger worker\`. These commands do the
+docs/spend.md "Rollups") are kept by \`agentledger worker\`. These commands do the
 same work by hand:
 
   rebuild   recompute every hour from DAY --from (default: the first stored)

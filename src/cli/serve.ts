@@ -44,7 +44,7 @@ export const serveCommand: Command = {
 Serves a page of what is stored, for a browser, and the JSON API it reads,
 until SIGTERM or SIGINT. It reads ClickHouse as the read-only user
 AGENTLEDGER_SERVE_CLICKHOUSE_USER (agentledger_dashboard), and Redis for the
-alerts' failed deliveries. README "The page" lists the endpoints.
+alerts' failed deliveries. docs/dashboards.md "The page" lists the endpoints.
 
   GET /                       the page (times in UTC)
   GET /api/spend?by=model     what \`agentledger spend --json --by model\` prints,

@@ -37,12 +37,12 @@ export const workerCommand: Command = {
 Runs the background jobs on Redis (BullMQ) until SIGTERM or SIGINT:
 - rollups: every AGENTLEDGER_ROLLUP_SWEEP_MS (default 30000) a sweep
   recomputes the hour rollups the rows stored since the last sweep touched
-  (README "Rollups"). One sweep runs at a time across all workers (BullMQ
+  (docs/spend.md "Rollups"). One sweep runs at a time across all workers (BullMQ
   global concurrency 1 and a lease in Redis); a sweep killed half-way is
   redone by the next.
 - alerts: every AGENTLEDGER_ALERT_SWEEP_MS (default 30000) a sweep evaluates
   the alert rules over the loops with news, the unfinished and the gapped
-  (README "Alerts"), AGENTLEDGER_ALERT_CHUNK_LOOPS at a time; beside it, in a
+  (docs/alerts.md "Alerts"), AGENTLEDGER_ALERT_CHUNK_LOOPS at a time; beside it, in a
   queue of their own, the evaluations ingest queues for the loops its
   flushes touched. Each transition is recorded in the alerts table and
   delivered to AGENTLEDGER_ALERT_WEBHOOK_URL

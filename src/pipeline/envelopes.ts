@@ -415,7 +415,7 @@ function malformedEnvelopeRow(record: SourceRecord, reason: string, ingestedAt: 
 /**
  * A violation's detail, plus the likely cause when the loop's head came from
  * another Kafka partition: its key moved, which adding partitions to a live
- * topic does (README, "Growing a topic").
+ * topic does (docs/ingestion.md, "Growing a topic").
  */
 function withMove(result: Verification, head: LoopHead | undefined, record: SourceRecord): string {
   if (head?.partition === undefined || head.partition === record.partition || !isViolation(result.verdict)) return result.detail;

@@ -1,5 +1,5 @@
 /**
- * Hour rollups of counted spend and events (migrations 0013, 0015, README
+ * Hour rollups of counted spend and events (migrations 0013, 0015, docs/spend.md
  * "Rollups"): whole hours recomputed from deduplicated rows, each recompute
  * under a new version and committed per hour once its rows are written; and
  * each touched loop's reconciliation ledgers, under the same version. Two

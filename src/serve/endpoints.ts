@@ -1,5 +1,5 @@
 /**
- * The page's endpoints beyond the commands' JSON (README "The page"): each a
+ * The page's endpoints beyond the commands' JSON (docs/dashboards.md "The page"): each a
  * function of the query string, reading through the typed read layer
  * (sink/clickhouse/page-reads.ts) as the read-only user. Parameters are
  * checked first (params.ts): a bad one is a 400 with one line.

@@ -1,6 +1,6 @@
 /**
  * `agentledger serve`: the page and its read-only JSON API over one node:http
- * server (README "The page").
+ * server (docs/dashboards.md "The page").
  *
  * - `GET /api/<command>?<option>=<value>…` for the read commands (spend, loops,
  *   sessions, alerts, report) runs the command itself with `--json` and those

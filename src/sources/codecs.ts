@@ -20,7 +20,7 @@
  * A batch that cannot be decompressed, or names a codec id Kafka does not
  * define (5 to 7), fails with UndecodableBatchError: not retriable, so the
  * consumer stops instead of restarting into the same batch for ever, and
- * ingest says where (README "Operations").
+ * ingest says where (docs/operations.md "Operations").
  */
 import { createRequire } from 'node:module';
 import { gunzipSync, gzipSync } from 'node:zlib';

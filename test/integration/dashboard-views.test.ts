@@ -1,5 +1,5 @@
 /**
- * The dashboard views of migration 0010 (README, "Views for dashboards"),
+ * The dashboard views of migration 0010 (docs/spend.md, "Views for dashboards"),
  * against the real stack: generated loop-runtime spend traffic (forks whose
  * replays arrive before their ForkedFrom, redeliveries, a tampered ModelCalled
  * and a second version) goes through Kafka and `ingest` once, and every view

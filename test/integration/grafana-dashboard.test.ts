@@ -1,6 +1,6 @@
 /**
  * Every query of the Grafana dashboard (infra/grafana/dashboards/agentledger.json,
- * README "Grafana") run on this stack's ClickHouse as the plugin would send
+ * docs/dashboards.md "Grafana") run on this stack's ClickHouse as the plugin would send
  * it: its macros expanded by test/support/grafana-macros.ts for a time range
  * around the stored traffic, read with readonly=1 (the dashboard user's
  * profile). Generated spend traffic (a tampered call and a second version

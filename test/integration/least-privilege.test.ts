@@ -184,7 +184,7 @@ test('the writer cannot turn DDL on as a per-request setting', async (t) => {
   const writer = clientAs(deployment.writer);
   const [version] = await rows<{ v: string }>(writer, 'SELECT version() AS v');
   // ClickHouse 18.16 checks allow_ddl only in SET, not in the settings of an
-  // HTTP request; settings constraints (19.x on) close that. README says so.
+  // HTTP request; settings constraints (19.x on) close that. docs/operations.md says so.
   if (version?.v.startsWith('18.')) t.todo(`ClickHouse ${version.v} takes allow_ddl=1 as an HTTP parameter from a user with allow_ddl=0`);
   await refused(
     clientAs(deployment.writer, deployment.database, { allow_ddl: 1 }).command({ query: 'CREATE TABLE evil (x UInt8) ENGINE = Memory' }),

@@ -1,6 +1,6 @@
 /**
- * The page of `agentledger serve` in a real headless browser (README "The
- * page"): generated loop-runtime spend (trees, forks, a whale model past 2^64
+ * The page of `agentledger serve` in a real headless browser (docs/dashboards.md
+ * "The page"): generated loop-runtime spend (trees, forks, a whale model past 2^64
  * picodollars, a tampered call and a second version), a tree whose LoopIDs
  * are `<img src=x onerror=alert(1)>…`, and a craze session go through Kafka
  * and `ingest`; `rollups rebuild` makes the rollups current; `serve --port 0`

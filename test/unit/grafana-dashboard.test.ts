@@ -1,5 +1,5 @@
 /**
- * The Grafana files (README "Grafana"), checked without a Grafana: the
+ * The Grafana files (docs/dashboards.md "Grafana"), checked without a Grafana: the
  * dashboard's structure, that every panel reads the provisioned data source,
  * that the data source logs in as the read-only dashboard user with the
  * password from the environment, that the dashboard provider reads the folder

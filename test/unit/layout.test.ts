@@ -1,5 +1,5 @@
 /**
- * The folders of src/ are the stages in data order (README, "Architecture"):
+ * The folders of src/ are the stages in data order (docs/architecture.md, "Architecture"):
  * imports between folders form no cycle, the pure stages import nothing that
  * does I/O, and the sink imports none of the stages before it.
  */

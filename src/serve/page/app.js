@@ -1,5 +1,5 @@
 /*
- * The page of `agentledger serve` (README "The page"): plain script, no
+ * The page of `agentledger serve` (docs/dashboards.md "The page"): plain script, no
  * build step. It polls the JSON API every 5 s (one round at a time, each with
  * its own AbortController) and renders every value with textContent and
  * createElement, never innerHTML: a LoopID like `<img src=x onerror=…>` is

@@ -10,7 +10,7 @@
  * primary key), never FINAL over every envelope.
  *
  * Money stays exact: Decimal128 sums come as decimal text built in two pieces
- * (README "Exact money text"), and are parsed to bigint here.
+ * (docs/spend.md "Exact money text"), and are parsed to bigint here.
  */
 import type { ClickHouseClient } from '@clickhouse/client';
 import { queryRows } from './sql.js';

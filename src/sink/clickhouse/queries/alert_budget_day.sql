@@ -4,7 +4,7 @@
 -- spend_rollup_model_hour filtered here rather than through its view (18.16
 -- pushes no predicate into a view). The sum is Decimal128, returned as two
 -- integers below 10^20 (cost = cost_hi * 10^18 + cost_lo) because 18.16
--- prints 10^21 and up wrongly (README "Exact money text").
+-- prints 10^21 and up wrongly (docs/spend.md "Exact money text").
 -- param: since UInt32 1764547200
 -- param: until UInt32 1764590400
 WITH toDecimal128('1000000000000000000', 0) AS e18

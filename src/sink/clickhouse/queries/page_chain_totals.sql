@@ -9,7 +9,7 @@
 --   and loop name (loop_roots), '' for all.
 -- One JOIN per level (18.16 has one per SELECT); the aggregates are named
 -- apart from the columns, or 18.16 reads its PREWHERE on the aggregate. Cost is Decimal128 in two
--- pieces (README "Exact money text").
+-- pieces (docs/spend.md "Exact money text").
 -- param: since UInt32 1762041600
 -- param: model String ''
 -- param: name String ''

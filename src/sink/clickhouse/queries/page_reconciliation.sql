@@ -1,7 +1,7 @@
 -- Loops whose ledgers disagree, for the page (GET /api/reconciliation): the
 -- columns of loop_reconciliation_rollup (money as Decimal128, rendered in two
 -- pieces) with each loop's root (loop_roots), the largest model difference
--- first. On 18.16 a top list is sorted by its Decimal128 alone (README
+-- first. On 18.16 a top list is sorted by its Decimal128 alone (docs/spend.md
 -- "Rollups").
 -- param: limit UInt64 50
 WITH toDecimal128('1000000000000000000', 0) AS e18

@@ -4,7 +4,7 @@
 -- (committed hour rollups, open hours live), the hours starting in
 -- [{since}, {until}) (Unix seconds). A day's sum is what `spend --by day`
 -- says of it when the rollups are current. Filters: '' for all. Sums are
--- Decimal128 rendered in two pieces (README "Exact money text").
+-- Decimal128 rendered in two pieces (docs/spend.md "Exact money text").
 -- param: day UInt8 1
 -- param: by Identifier model
 -- param: since UInt32 1764028800

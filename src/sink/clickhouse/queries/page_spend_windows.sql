@@ -5,7 +5,7 @@
 -- so each equals `spend --since <that date>` when the rollups are current.
 -- The verified runtime part is the runtime rows (only verified calls are
 -- counted). Filters: '' for all. Sums are Decimal128 rendered in two pieces
--- (README "Exact money text").
+-- (docs/spend.md "Exact money text").
 -- param: today UInt32 1764547200
 -- param: week UInt32 1764028800
 -- param: month UInt32 1762041600

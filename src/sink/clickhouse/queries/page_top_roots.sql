@@ -2,7 +2,7 @@
 -- (spend_rollup_root_hour, committed hours) in hours [{since}, {until}),
 -- costliest first, with each runtime root's loop name (loop_roots). Filtered
 -- here, not through the top_roots view (18.16 pushes no predicate into a
--- view); sorted by the Decimal128 alone (README "Rollups"). Cost in two pieces.
+-- view); sorted by the Decimal128 alone (docs/spend.md "Rollups"). Cost in two pieces.
 -- param: since UInt32 1764028800
 -- param: until UInt32 1764633600
 -- param: source String ''

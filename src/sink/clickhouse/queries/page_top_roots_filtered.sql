@@ -3,7 +3,7 @@
 -- committed rollup rows (spend_rollup_hour: it keeps model, loop name and
 -- root) in hours [{since}, {until}); page_top_roots.sql reads the coarser
 -- per-root table when no such filter is set. Costliest first, sorted by the
--- Decimal128 alone (README "Rollups"); cost in two pieces.
+-- Decimal128 alone (docs/spend.md "Rollups"); cost in two pieces.
 -- param: since UInt32 1764028800
 -- param: until UInt32 1764633600
 -- param: source String ''
