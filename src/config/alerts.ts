@@ -1,4 +1,4 @@
-/** Alerts: the worker's sweeps, ingest's evaluations, the rules' thresholds, the webhook (README "Alerts"). */
+/** Alerts: the worker's sweeps, ingest's evaluations, the rules' thresholds, the webhook (docs/alerts.md "Alerts"). */
 import { z } from 'zod';
 import { flag, httpUrlLike, positiveInt, secret, service, setting, type EnvOf } from './setting.js';
 
@@ -85,7 +85,7 @@ const vars = {
   AGENTLEDGER_ALERT_BUDGETS_FILE: setting(
     z.string().optional(),
     `The \`spend_budget\` rule's budgets: a JSON file of USD limits per UTC day, root
-     loop, loop name and craze project (README "Alerts"), read and checked when
+     loop, loop name and craze project (docs/alerts.md "Alerts"), read and checked when
      \`agentledger worker\` starts.`,
     { unset: 'no budget, the rule is silent' },
   ),

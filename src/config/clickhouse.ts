@@ -30,7 +30,7 @@ const vars = {
   AGENTLEDGER_CLICKHOUSE_MIGRATOR_USER: setting(
     userName.optional(),
     `ClickHouse user for schema changes: the \`migrate\` command, and \`ingest\`'s
-     migrate at start unless \`--no-migrate\` (README "Users and passwords"). Unset:
+     migrate at start unless \`--no-migrate\` (docs/operations.md "Users and passwords"). Unset:
      the main user (\`AGENTLEDGER_CLICKHOUSE_USER\`), which then needs DDL rights;
      when that is unset too, the local stack's \`agentledger_migrator\`.`,
     { unset: 'the main user if set, else the stack\'s `agentledger_migrator`' },

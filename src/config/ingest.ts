@@ -23,7 +23,7 @@ export const ingest = service({
        back from \`loop_heads\` when its next envelope comes; heads still pending in
        a buffer are never evicted (they are not in this budget). bench/memory.ts:
        100,000 made ingest's peak RSS over 200,000 loops 1.37x that over 5,000;
-       20,000 1.19x (README "Memory" under "Envelope ingestion").`,
+       20,000 1.19x (docs/ingestion.md "Memory" under "Envelope ingestion").`,
     ),
     AGENTLEDGER_CRAZE_CACHE_ENTRIES: setting(
       positiveInt(10_000_000).default(10_000),

@@ -27,13 +27,13 @@ const vars = {
      memory with small records (bench/memory.ts, 300,000 craze events of ~300 B
      over 1,000 sessions: 4 MiB meant a peak RSS of 934-990 MB, 1 MiB 424 MB,
      512 KiB 375 MB; 600,000 1 KB envelopes: 387-415 MB at 4 MiB, 328 MB at
-     1 MiB, no slower; README "Speed", Memory). A record larger than this still
+     1 MiB, no slower; docs/benchmarks.md "Speed", Memory). A record larger than this still
      arrives. Default 1 MiB; from 65536 to 268435456.`,
   ),
   AGENTLEDGER_ENVELOPE_TOPIC: setting(topicName.default('agent.envelopes'), 'Topic the loop runtime publishes Envelopes to.'),
   AGENTLEDGER_CRAZE_TOPIC: setting(topicName.default('craze.events'), 'Topic craze codec events are published to.'),
   AGENTLEDGER_DLQ_TOPIC: setting(topicName.default('agentledger.dlq'), 'Dead-letter topic for records that cannot be decoded.'),
-  AGENTLEDGER_KAFKA_SSL: setting(flag.default(false), '`true`: connect to the brokers over TLS (README "TLS and SASL").'),
+  AGENTLEDGER_KAFKA_SSL: setting(flag.default(false), '`true`: connect to the brokers over TLS (docs/operations.md "TLS and SASL").'),
   AGENTLEDGER_KAFKA_SSL_CA_FILE: setting(
     readableFile.optional(),
     'PEM file of the CA that signed the brokers\' certificates, when not a public one; needs `AGENTLEDGER_KAFKA_SSL=true`.',

@@ -1,4 +1,4 @@
-/** `agentledger serve`: the page and its read-only API (README "The page"). */
+/** `agentledger serve`: the page and its read-only API (docs/dashboards.md "The page"). */
 import { z } from 'zod';
 import { hostName, port, secret, service, setting, userName } from './setting.js';
 

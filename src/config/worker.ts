@@ -6,7 +6,7 @@ export const worker = service({
   vars: {
     AGENTLEDGER_ROLLUP_SWEEP_MS: setting(
       positiveInt(86_400_000).default(30_000),
-      'How often `agentledger worker` sweeps newly stored rows into the hour rollups, in ms (README "Rollups"). At most 86400000.',
+      'How often `agentledger worker` sweeps newly stored rows into the hour rollups, in ms (docs/spend.md "Rollups"). At most 86400000.',
     ),
     AGENTLEDGER_ROLLUP_LATE_MS: setting(
       positiveInt(86_400_000).default(900_000),
