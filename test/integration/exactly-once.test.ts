@@ -250,8 +250,17 @@ test('a zombie member woken after its session expired, with a full buffer and re
   }, [a]);
   a.child.kill('SIGSTOP');
   assert.equal(full.inserts, before.inserts, 'A froze holding its second-half records unflushed');
-  // While A is frozen past its session timeout, B takes A's partitions and
-  // redeliveries arrive: copies of records A holds unflushed and B must judge.
+  // While A is frozen past its session timeout, B takes A's partitions; then
+  // redeliveries arrive: copies of records A holds unflushed, which B must judge.
+  // Sent only once B owns everything: sent earlier, they could answer the
+  // fetch A had open when it froze, and A would wake to that batch (its
+  // handler, then a heartbeat, finds the membership lost and the rejoin drops
+  // the buffer) instead of to its timer flush, the moment the fence is for.
+  const alone = await until('B alone in the group, owning every partition', 120_000, async () => {
+    const g = await group(ctx);
+    return g.state === 'Stable' && g.members.length === 1 ? g : undefined;
+  }, [b]);
+  assert.deepEqual(alone.members[0]!.partitions, [0, 1, 2, 3], 'B owns every partition');
   await p.send(records.slice(half, half + 600));
   // B has stored and committed every partition to its end: it took A's over (A, frozen, cannot commit).
   const end = await until('every partition committed to its end by B', 120_000, async () => {
