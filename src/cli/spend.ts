@@ -28,8 +28,9 @@ size (Decimal128 in ClickHouse, bigint here).
   --source S     runtime, craze or all (the default)
   --rollups      read the hour rollups that \`agentledger worker\` keeps (the
                  committed hours, and the open hours live), as the page and
-                 Grafana do: fast at any size, where the default reads every
-                 stored envelope (a minute at 10M calls on 18.16). Whole
+                 Grafana do: thousands of rollup rows and the open hours'
+                 envelopes, where the default reads every stored envelope
+                 (about a minute at 10M calls on a loaded 18.16). Whole
                  hours: --since and --until are rounded down to the hour; a
                  row stored after the last sweep with a time in a closed hour
                  shows after the next sweep. Not with --by root.

@@ -42,6 +42,14 @@ function evidenceOf(text: string): unknown {
 }
 
 export function pageEndpoints(ch: ClickHouseClient, clock: () => number = Date.now): Record<string, EndpointHandler> {
+  /** The parameters of a top list (roots, names): whole hours from since (30d) to until (an hour ahead), the filters, limit 1-1000 (20). */
+  const topListParams = (query: URLSearchParams) => {
+    const params = takeParams(query, ['since', 'until', 'limit', ...FILTER_KEYS]);
+    const nowMs = clock();
+    const since = clampSeconds(when(params, 'since', '30d', nowMs));
+    const until = clampSeconds(when(params, 'until', new Date(nowMs + 3_600_000).toISOString(), nowMs));
+    return { since: since - (since % HOUR_S), until, f: filters(params), limit: wholeNumber(params, 'limit', 20, 1, 1000) };
+  };
   return {
     /** Headline cards: spend today / 7 d / 30 d (whole UTC days), verified vs unverified, calls, loops, alerts, violations. */
     async overview(query) {
@@ -88,13 +96,8 @@ export function pageEndpoints(ch: ClickHouseClient, clock: () => number = Date.n
 
     /** Top roots by counted spend in [since, until) (committed rollup hours), with the root's name; model and name filter the calls counted. */
     async roots(query) {
-      const params = takeParams(query, ['since', 'until', 'limit', ...FILTER_KEYS]);
-      const nowMs = clock();
-      const since = clampSeconds(when(params, 'since', '30d', nowMs));
-      const until = clampSeconds(when(params, 'until', new Date(nowMs + 3_600_000).toISOString(), nowMs));
-      const f = filters(params);
-      const limit = wholeNumber(params, 'limit', 20, 1, 1000);
-      const rows = await topRoots(ch, { since: since - (since % HOUR_S), until, limit, ...f });
+      const { since, until, f, limit } = topListParams(query);
+      const rows = await topRoots(ch, { since, until, limit, ...f });
       return rows.map((r) => ({
         source: r.source,
         rootLoopId: r.rootLoopId,
@@ -108,14 +111,9 @@ export function pageEndpoints(ch: ClickHouseClient, clock: () => number = Date.n
 
     /** Top loop names of the runtime by counted spend in [since, until). */
     async names(query) {
-      const params = takeParams(query, ['since', 'until', 'limit', ...FILTER_KEYS]);
-      const nowMs = clock();
-      const since = clampSeconds(when(params, 'since', '30d', nowMs));
-      const until = clampSeconds(when(params, 'until', new Date(nowMs + 3_600_000).toISOString(), nowMs));
-      const f = filters(params);
-      const limit = wholeNumber(params, 'limit', 20, 1, 1000);
+      const { since, until, f, limit } = topListParams(query);
       if (f.source === 'craze') return [];
-      const rows = await topNames(ch, { since: since - (since % HOUR_S), until, model: f.model, limit });
+      const rows = await topNames(ch, { since, until, model: f.model, limit });
       return rows.filter((r) => f.name === '' || r.name === f.name).map((r) => ({ name: r.name, calls: Number(r.calls), costPicoUsd: r.costPico.toString() }));
     },
 
