@@ -3,7 +3,7 @@
  * 0 success, 1 the command ran and found a problem, 2 bad usage or settings.
  */
 import { ConfigError, loadEnv, parseConfig, type Config } from '../config/index.js';
-import { createLogger } from '../observability/logger.js';
+import { createLogger, logFormat } from '../observability/logger.js';
 import { alertsCommand } from './alerts.js';
 import { UsageError, type Command } from './command.js';
 import { configCommand } from './config.js';
@@ -86,7 +86,7 @@ export async function main(argv: string[]): Promise<number> {
     }
     throw err;
   }
-  const log = createLogger(config.logLevel);
+  const log = createLogger(config.logLevel, {}, { format: logFormat(config.logFormat) });
   try {
     return await command.run(rest, { config, log, out });
   } catch (err) {

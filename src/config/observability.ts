@@ -15,6 +15,10 @@ export const observability = service({
       'Address the metrics endpoints listen on (GET only): the default is this host only; `0.0.0.0` for a scraper on another host.',
     ),
     AGENTLEDGER_LOG_LEVEL: setting(z.enum(['debug', 'info', 'warn', 'error']).default('info'), '`debug`, `info`, `warn` or `error`; logs go to stderr.'),
+    AGENTLEDGER_LOG_FORMAT: setting(
+      z.enum(['auto', 'text', 'json']).default('auto'),
+      '`json`: one JSON object per line (`level`, `time` in ISO 8601 UTC, `msg`, then the fields), for a log shipper; `text`: `time LEVEL message key=value …`; `auto`: text when stderr is a terminal, else JSON.',
+    ),
   },
   config: (e) => ({
     metricsPort: e.AGENTLEDGER_METRICS_PORT,
@@ -22,5 +26,6 @@ export const observability = service({
     workerMetricsPort: e.AGENTLEDGER_WORKER_METRICS_PORT,
     metricsHost: e.AGENTLEDGER_METRICS_HOST,
     logLevel: e.AGENTLEDGER_LOG_LEVEL,
+    logFormat: e.AGENTLEDGER_LOG_FORMAT,
   }),
 });

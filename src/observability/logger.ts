@@ -1,10 +1,19 @@
 /**
- * A small structured logger: one line per event on stderr, `key=value` pairs
- * after the message, so stdout stays free for command output (`--json`).
+ * Logs through pino, one line per event on stderr, so stdout stays free for
+ * command output (`--json`). Two formats (AGENTLEDGER_LOG_FORMAT):
+ * - `json`: pino's own lines (`level` as its name, `time` as ISO 8601 UTC,
+ *   `msg`, then the fields), what Loki, Elasticsearch or Datadog read;
+ * - `text`: `2026-12-02T04:00:00.000Z WARN  message key=value …`, for a person
+ *   at a terminal: pino's line, laid out again by `textLine`.
+ * `auto` (the default) is text on a terminal and JSON otherwise.
+ *
+ * Writes are synchronous: a line logged just before `process.exit` (a
+ * one-line fatal error) is on stderr when the process ends.
  */
-export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+import { pino, stdTimeFunctions, type DestinationStream } from 'pino';
 
-const rank: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+export type LogFormat = 'text' | 'json';
 
 export interface Logger {
   debug(msg: string, fields?: Record<string, unknown>): void;
@@ -14,31 +23,79 @@ export interface Logger {
   child(fields: Record<string, unknown>): Logger;
 }
 
+export interface LoggerOptions {
+  readonly format?: LogFormat;
+  /** Where each finished line goes (without its newline); stderr by default. */
+  readonly write?: (line: string) => void;
+}
+
+/** `auto` resolved: text when stderr is a terminal. */
+export function logFormat(setting: LogFormat | 'auto', stderrIsTty = process.stderr.isTTY === true): LogFormat {
+  return setting === 'auto' ? (stderrIsTty ? 'text' : 'json') : setting;
+}
+
 function formatValue(value: unknown): string {
-  if (value instanceof Error) return JSON.stringify(value.message);
   if (typeof value === 'string') return /^[\w.:/@-]+$/.test(value) ? value : JSON.stringify(value);
-  if (typeof value === 'bigint') return value.toString();
   return JSON.stringify(value) ?? 'undefined';
 }
 
-export function createLogger(
-  level: LogLevel = 'info',
-  base: Record<string, unknown> = {},
-  write: (line: string) => void = (line) => process.stderr.write(line + '\n'),
-): Logger {
-  const emit = (at: LogLevel, msg: string, fields?: Record<string, unknown>): void => {
-    if (rank[at] < rank[level]) return;
-    const all = { ...base, ...fields };
-    const tail = Object.entries(all)
-      .map(([k, v]) => `${k}=${formatValue(v)}`)
-      .join(' ');
-    write(`${new Date().toISOString()} ${at.toUpperCase().padEnd(5)} ${msg}${tail ? ' ' + tail : ''}`);
-  };
+/** pino's JSON line as the text format lays it out (the keys pino adds first, the fields after). */
+export function textLine(json: string): string {
+  const { level, time, msg, ...fields } = JSON.parse(json) as { level: string; time: string; msg: string } & Record<string, unknown>;
+  const tail = Object.entries(fields)
+    .map(([k, v]) => `${k}=${formatValue(v)}`)
+    .join(' ');
+  return `${time} ${level.toUpperCase().padEnd(5)} ${msg}${tail ? ' ' + tail : ''}`;
+}
+
+/** Values pino would not write as the text format wants them: an Error as its message, a bigint as its digits. */
+function plain(fields: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
+  if (fields === undefined) return undefined;
+  let out: Record<string, unknown> | undefined;
+  for (const [k, v] of Object.entries(fields)) {
+    if (v instanceof Error || typeof v === 'bigint') {
+      out ??= { ...fields };
+      out[k] = v instanceof Error ? v.message : v.toString();
+    }
+  }
+  return out ?? fields;
+}
+
+function wrap(p: pino.Logger): Logger {
+  const at =
+    (level: LogLevel) =>
+    (msg: string, fields?: Record<string, unknown>): void => {
+      if (!p.isLevelEnabled(level)) return;
+      const f = plain(fields);
+      if (f === undefined) p[level](msg);
+      else p[level](f, msg);
+    };
   return {
-    debug: (m, f) => emit('debug', m, f),
-    info: (m, f) => emit('info', m, f),
-    warn: (m, f) => emit('warn', m, f),
-    error: (m, f) => emit('error', m, f),
-    child: (fields) => createLogger(level, { ...base, ...fields }, write),
+    debug: at('debug'),
+    info: at('info'),
+    warn: at('warn'),
+    error: at('error'),
+    child: (fields) => wrap(p.child(plain(fields) ?? {})),
   };
+}
+
+export function createLogger(level: LogLevel = 'info', base: Record<string, unknown> = {}, options: LoggerOptions = {}): Logger {
+  const format = options.format ?? 'text';
+  const write = options.write ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const destination: DestinationStream = {
+    write: (chunk: string) => {
+      const line = chunk.endsWith('\n') ? chunk.slice(0, -1) : chunk;
+      write(format === 'json' ? line : textLine(line));
+    },
+  };
+  const p = pino(
+    {
+      level,
+      base: null,
+      timestamp: stdTimeFunctions.isoTime,
+      formatters: { level: (label) => ({ level: label }) },
+    },
+    destination,
+  );
+  return wrap(Object.keys(base).length === 0 ? p : p.child(plain(base) ?? {}));
 }

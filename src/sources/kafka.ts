@@ -52,6 +52,9 @@ export function kafkaSecurityOptions(
 export function kafkaErrorLevel(message: string): 'debug' | 'warn' | 'error' {
   if (/^Response \w+\(key: \d+, version: \d+\)/.test(message)) return 'debug';
   if (/^(Connection error|Connection timeout|Failed to connect to seed broker|Closed connection|Crash: KafkaJS(Connection|NumberOfRetriesExceeded|BrokerNotFound)|Restarting the consumer)/.test(message)) return 'warn';
+  // A member the coordinator expelled or asked to rejoin: kafkajs rejoins by
+  // itself (ingest's fence drops what the old membership buffered).
+  if (/^(The coordinator is not aware of this member|The group is rebalancing|The coordinator is (loading|not available))/.test(message)) return 'warn';
   return 'error';
 }
 

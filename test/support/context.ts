@@ -35,6 +35,8 @@ export async function testContext(name: string, overrides: Record<string, string
     AGENTLEDGER_METRICS_PORT: '0',
     AGENTLEDGER_WORKER_METRICS_PORT: '0',
     AGENTLEDGER_LOG_LEVEL: 'warn',
+    // The tests read log lines as a person would (json has its own tests).
+    AGENTLEDGER_LOG_FORMAT: 'text',
     AGENTLEDGER_KAFKA_SESSION_TIMEOUT_MS: '6000',
     ...overrides,
   };

@@ -33,7 +33,7 @@ test('SASL mechanisms map to kafkajs spelling', () => {
 
 test('the settings reach the client config; the startup client gives up far sooner than the running one', () => {
   const settings = parseConfig({ AGENTLEDGER_KAFKA_BROKERS: 'k1:9093,k2:9093', AGENTLEDGER_KAFKA_SASL_MECHANISM: 'scram-sha-256', AGENTLEDGER_KAFKA_SASL_USERNAME: 'u', AGENTLEDGER_KAFKA_SASL_PASSWORD: 'p' }).kafka;
-  const log = createLogger('error', {}, () => undefined);
+  const log = createLogger('error', {}, { write: () => undefined });
   const running = kafkaClientConfig(settings, log, 'running');
   const startup = kafkaClientConfig(settings, log, 'startup');
   for (const c of [running, startup]) {
@@ -56,15 +56,15 @@ test('the settings reach the client config; the startup client gives up far soon
 test('kafkajs errors are one line at the default level; their stacks, and all of a startup client, go to debug', () => {
   const lines: string[] = [];
   const entry = (message: string): LogEntry => ({ namespace: 'Connection', level: logLevel.ERROR, label: 'ERROR', log: { timestamp: 't', logger: 'kafkajs', message, broker: 'k:1', stack: 'Error: boom\n    at x' } });
-  kafkaLogCreator(createLogger('info', {}, (l) => lines.push(l)), 'running')?.(logLevel.WARN)(entry('Unexpected broker answer'));
+  kafkaLogCreator(createLogger('info', {}, { write: (l) => lines.push(l) }), 'running')?.(logLevel.WARN)(entry('Unexpected broker answer'));
   assert.equal(lines.length, 1);
   assert.match(lines[0] ?? '', /ERROR Unexpected broker answer component=kafkajs broker=k:1$/);
   lines.length = 0;
-  kafkaLogCreator(createLogger('debug', {}, (l) => lines.push(l)), 'running')?.(logLevel.WARN)(entry('Unexpected broker answer'));
+  kafkaLogCreator(createLogger('debug', {}, { write: (l) => lines.push(l) }), 'running')?.(logLevel.WARN)(entry('Unexpected broker answer'));
   assert.equal(lines.length, 2);
   assert.match(lines[1] ?? '', /DEBUG Unexpected broker answer \(stack\) component=kafkajs stack="Error: boom/);
   lines.length = 0;
-  kafkaLogCreator(createLogger('info', {}, (l) => lines.push(l)), 'startup')?.(logLevel.WARN)(entry('Unexpected broker answer'));
+  kafkaLogCreator(createLogger('info', {}, { write: (l) => lines.push(l) }), 'startup')?.(logLevel.WARN)(entry('Unexpected broker answer'));
   assert.deepEqual(lines, []);
 });
 
@@ -74,10 +74,13 @@ test('what kafkajs retries is no error: broker error answers go to debug, lost c
   assert.equal(kafkaErrorLevel('Connection error: connect ECONNREFUSED 127.0.0.1:9092'), 'warn');
   assert.equal(kafkaErrorLevel('Failed to connect to seed broker, trying another broker from the list: Connection error'), 'warn');
   assert.equal(kafkaErrorLevel('Restarting the consumer in 300ms'), 'warn');
+  assert.equal(kafkaErrorLevel('The coordinator is not aware of this member, re-joining the group'), 'warn');
+  assert.equal(kafkaErrorLevel('The group is rebalancing, re-joining'), 'warn');
+  assert.equal(kafkaErrorLevel('The coordinator is loading and hence can\'t process requests'), 'warn');
   assert.equal(kafkaErrorLevel('Crash: KafkaJSNonRetriableError: Snappy compression not implemented'), 'error');
   const lines: string[] = [];
   let t = 0;
-  const write = kafkaLogCreator(createLogger('info', {}, (l) => lines.push(l)), 'running', () => t)?.(logLevel.WARN);
+  const write = kafkaLogCreator(createLogger('info', {}, { write: (l) => lines.push(l) }), 'running', () => t)?.(logLevel.WARN);
   const entry = (message: string): LogEntry => ({ namespace: 'Connection', level: logLevel.ERROR, label: 'ERROR', log: { timestamp: 't', logger: 'kafkajs', message } });
   write?.(entry('Response JoinGroup(key: 11, version: 5)'));
   assert.deepEqual(lines, [], 'a retried error answer is not shown at info');
@@ -106,7 +109,7 @@ test('unreachable brokers and a refused SASL login are explained in one line nam
 test('ensureTopics against a closed port fails with that one line, in seconds', { timeout: 20_000 }, async () => {
   const settings = parseConfig({ AGENTLEDGER_KAFKA_BROKERS: '127.0.0.1:1' }).kafka;
   const lines: string[] = [];
-  const kafka = createKafka(settings, createLogger('info', {}, (l) => lines.push(l)));
+  const kafka = createKafka(settings, createLogger('info', {}, { write: (l) => lines.push(l) }));
   await assert.rejects(ensureTopics(kafka, [{ topic: 'x' }]), (err: unknown) => {
     assert.ok(err instanceof KafkaUnavailableError);
     assert.match(err.message, /^Kafka at 127\.0\.0\.1:1 did not answer .*ECONNREFUSED/);
