@@ -1,7 +1,7 @@
 /**
  * pipeline/: per input topic, records -> decode -> verify/account -> rows and
  * dead letters. This file is the contract between the ingest loop
- * (sources/ingest.ts: offsets, batching, retries, commits) and a topic's
+ * (ingest/: offsets, batching, retries, commits) and a topic's
  * pipeline (how its records become rows, where they go, how far that table
  * says a partition has been stored).
  */

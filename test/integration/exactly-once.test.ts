@@ -223,6 +223,8 @@ test('a zombie member woken after its session expired, with a full buffer and re
     AGENTLEDGER_BATCH_MAX_ROWS: '100000',
     AGENTLEDGER_BATCH_MAX_WAIT_MS: '5000',
     AGENTLEDGER_KAFKA_SESSION_TIMEOUT_MS: '6000',
+    // Its joins are info lines: the rejoin that drops a zombie's buffer is seen.
+    AGENTLEDGER_LOG_LEVEL: 'info',
   });
   const traffic = generateTraffic({ loops: 400, envelopesPerLoop: 20, seed: 802, payloadBytes: 300, violations: defaultViolationPlan(400) });
   const records = [...traffic.records];
@@ -273,11 +275,21 @@ test('a zombie member woken after its session expired, with a full buffer and re
   assert.deepEqual(taken.members[0]!.partitions, [0, 1, 2, 3], 'B owns every partition');
   a.child.kill('SIGCONT');
   assert.equal(await b.exited, 0, b.stderr());
+  // Nothing was left to insert once B had committed every partition: an
+  // insert by A after waking could only be its stale buffer.
+  const woke = await judged(aPort);
   a.child.kill('SIGTERM');
   await a.exited;
-  // The zombie's first act on waking is a timer flush of its full buffer:
-  // the fence must refuse it (and the rows must agree below in any case).
-  assert.match(a.stderr(), /no longer owns its partitions; its buffer is dropped/, 'the fence refused the zombie');
+  assert.equal(woke.inserts, before.inserts, `the zombie inserted nothing after waking: ${a.stderr()}`);
+  // On waking the zombie either flushes its full buffer from the timer, and
+  // the fence refuses it, or meets the lost membership first (a heartbeat of
+  // a batch it was frozen in, kafkajs's own heartbeat) and the rejoin drops
+  // the buffer: which one depends on the instant it was frozen at. The fence
+  // alone is tested without services in test/unit/ingest/flusher.test.ts.
+  const fenced = /no longer owns its partitions; its buffer is dropped/.test(a.stderr());
+  const rejoined = (a.stderr().match(/joined consumer group/g) ?? []).length >= 2;
+  assert.ok(fenced || rejoined, `the zombie's buffer was dropped by the fence or by its rejoin: ${a.stderr()}`);
+  console.log(`zombie: buffer dropped by ${fenced ? 'the fence' : 'the rejoin'}`);
   await idleExit(ctx);
   await assertAgreement(ctx, p.sent);
 });

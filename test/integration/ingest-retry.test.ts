@@ -13,7 +13,7 @@ import { createLogger } from '../../src/observability/logger.js';
 import { migrate } from '../../src/sink/clickhouse/migrate.js';
 import { createMetrics } from '../../src/observability/metrics.js';
 import { createClickHouse } from '../../src/sink/clickhouse/client.js';
-import { Ingestor } from '../../src/sources/ingest.js';
+import { Ingestor } from '../../src/ingest/ingestor.js';
 import { createKafka, ensureTopics } from '../../src/sources/kafka.js';
 import type { SourceRecord, Stream, StreamBatch } from '../../src/pipeline/stream.js';
 import type { KafkaColumns } from '../../src/rows/rows.js';

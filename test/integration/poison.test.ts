@@ -27,7 +27,7 @@ import { createClickHouse } from '../../src/sink/clickhouse/client.js';
 import { EnvelopeStore } from '../../src/sink/clickhouse/envelope-store.js';
 import { migrate } from '../../src/sink/clickhouse/migrate.js';
 import type { EnvelopeRow } from '../../src/rows/rows.js';
-import { Ingestor } from '../../src/sources/ingest.js';
+import { Ingestor } from '../../src/ingest/ingestor.js';
 import { createKafka, ensureTopics, TOPIC_CONFIG } from '../../src/sources/kafka.js';
 import { testContext, type TestContext } from '../support/context.js';
 import { query } from '../support/clickhouse.js';

@@ -24,7 +24,7 @@ import { EnvelopeStream } from '../../src/pipeline/envelopes.js';
 import { createClickHouse } from '../../src/sink/clickhouse/client.js';
 import { EnvelopeStore } from '../../src/sink/clickhouse/envelope-store.js';
 import { migrate } from '../../src/sink/clickhouse/migrate.js';
-import { Ingestor } from '../../src/sources/ingest.js';
+import { Ingestor } from '../../src/ingest/ingestor.js';
 import { createKafka, ensureTopics, TOPIC_CONFIG } from '../../src/sources/kafka.js';
 import { runToEnd } from '../support/cli-run.js';
 import { query } from '../support/clickhouse.js';

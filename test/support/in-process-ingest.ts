@@ -13,7 +13,7 @@ import type { Config } from '../../src/config/index.js';
 import type { Logger } from '../../src/observability/logger.js';
 import { createMetrics } from '../../src/observability/metrics.js';
 import type { Stream } from '../../src/pipeline/stream.js';
-import { Ingestor } from '../../src/sources/ingest.js';
+import { Ingestor } from '../../src/ingest/ingestor.js';
 import { sleep } from './processes.js';
 
 export async function ingestWhile(

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { StallWatchdog, type StallWatchdogPorts } from '../../../src/sources/stall-watchdog.js';
+import { StallWatchdog, type StallWatchdogPorts } from '../../../src/ingest/stall-watchdog.js';
 
 function harness(waiting: () => Promise<bigint>, lastFailure?: string) {
   const state = { now: 1_000_000, progress: 1_000_000, observed: [] as number[], stalls: [] as string[], idles: 0 };

@@ -33,21 +33,23 @@
  *    harmless: verdicts are a pure function of durable state and the records,
  *    so its rows are the owner's rows and collapse with them.
  */
-import { randomUUID } from 'node:crypto';
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { Consumer, EachBatchPayload, Kafka, Producer } from 'kafkajs';
-import { toClickHouseDateTime } from '../decode/time.js';
-import { asError, causes, failureMessage, statedKind, within, type FailureKind } from '../observability/errors.js';
-import { clickhouseFailure } from '../sink/clickhouse/errors.js';
+import { asError, failureMessage, within } from '../observability/errors.js';
 import { settleQuery } from '../sink/clickhouse/sql.js';
 import type { Config } from '../config/index.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { KafkaColumns } from '../rows/rows.js';
 import { KEY_MISMATCH } from '../pipeline/envelopes.js';
-import type { DeadLetter, SourceRecord, Stream, StreamBatch } from '../pipeline/stream.js';
-import { undecodableBatch } from './codecs.js';
-import { createReliableProducer, ensureTopics, kafkaFailure, TOPIC_CONFIG } from './kafka.js';
+import type { SourceRecord, Stream, StreamBatch } from '../pipeline/stream.js';
+import { undecodableBatch } from '../sources/codecs.js';
+import { createReliableProducer, ensureTopics, TOPIC_CONFIG } from '../sources/kafka.js';
+import { failureKind, membershipError } from './failures.js';
+import { Flusher, where } from './flusher.js';
+import { uncommittedRecords } from './lag.js';
+import { BatchRetry } from './retry.js';
+import { concatBatches, emptyPending, insertBytes, sinceOf, type Flight } from './pending.js';
 
 export interface IngestDeps {
   readonly kafka: Kafka;
@@ -59,138 +61,9 @@ export interface IngestDeps {
   readonly onDurable?: (rows: readonly KafkaColumns[]) => void;
 }
 
-interface Position {
-  readonly topic: string;
-  readonly partition: number;
-  readonly offset: string;
-  /**
-   * Commit metadata: the Unix seconds of the flush that made `offset` durable
-   * (its ingested_at). A later reader knows every row past the commit was
-   * inserted after it, and reads only recent parts.
-   */
-  readonly metadata?: string;
-}
-
-/**
- * How far apart two members' clocks (and a flush's stamp and its commit) may
- * be: read-backs look at rows inserted since (last commit's stamp − this).
- */
-const CLOCK_SLACK_SECONDS = 15 * 60;
-
-const sinceOf = (metadata: string | null | undefined): number => {
-  const stamp = Number(metadata);
-  return metadata && Number.isSafeInteger(stamp) && stamp > CLOCK_SLACK_SECONDS ? stamp - CLOCK_SLACK_SECONDS : 0;
-};
-
-interface Pending {
-  /** Rows per stream, each written by one insert into its table. */
-  rows: Map<Stream, KafkaColumns[]>;
-  deadLetters: DeadLetter[];
-  /** Next offset to commit per "topic:partition", once the rows are durable. */
-  positions: Map<string, Position>;
-  since: number;
-  /** Rows and dead letters buffered, and their estimated size in bytes. */
-  count: number;
-  bytes: number;
-  /** The ingested_at of every row of this buffer (and its Unix seconds), set at its first flush attempt and kept by retries. */
-  stamp: string | undefined;
-  stampSeconds: number;
-  /** Streams whose rows are durable (inserted, or found landed); their derived writes may still be due. */
-  landed: Set<Stream>;
-  /** The query_id of the last insert tried per stream (a retry settles it, then checks whether it landed). */
-  tried: Map<Stream, string>;
-  /**
-   * The records behind the rows, per stream: what a row the server refuses
-   * is dead-lettered as. Only kept (references, no copy), searched only then.
-   */
-  records: Map<Stream, SourceRecord[]>;
-  /** Streams whose state went past rows the server refused: reset once this buffer is durable. */
-  rebuild: Set<Stream>;
-  /** Per "topic:partition", the first offset of this buffer (where a rewind goes back to). */
-  starts: Map<string, Position>;
-  /** Per stream, the number of this buffer in the stream's state, once sealed. */
-  sealed: Map<Stream, number>;
-  /** Set when this member dropped the buffer (a rebalance, a lost ownership): a flush of it ends without committing. */
-  dropped: boolean;
-}
-
-/** A sealed buffer's flush. */
-interface Flight {
-  readonly p: Pending;
-  /** The flush running, or undefined once it failed (the next try starts it again). */
-  done: Promise<void> | undefined;
-  /** Running, over (its rows durable), or failed (to be tried again). */
-  state: 'running' | 'done' | 'failed';
-}
-
-const emptyPending = (): Pending => ({
-  rows: new Map(),
-  deadLetters: [],
-  positions: new Map(),
-  since: 0,
-  count: 0,
-  bytes: 0,
-  stamp: undefined,
-  stampSeconds: 0,
-  landed: new Set(),
-  tried: new Map(),
-  records: new Map(),
-  rebuild: new Set(),
-  starts: new Map(),
-  sealed: new Map(),
-  dropped: false,
-});
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-/**
- * The insert bytes a batch of records adds, over-estimated from the records
- * themselves (cheaper than measuring every row): a row holds its record's
- * text at most twice as long once JSON-escaped, plus columns and state.
- */
-function insertBytes(records: readonly SourceRecord[]): number {
-  let n = 0;
-  for (const r of records) n += 2 * (r.value?.length ?? 0) + 1024;
-  return n;
-}
-
-/** kafkajs's errors for a member the group no longer counts as the owner of its partitions. */
-const MEMBERSHIP_ERRORS = new Set(['UNKNOWN_MEMBER_ID', 'ILLEGAL_GENERATION', 'REBALANCE_IN_PROGRESS', 'FENCED_INSTANCE_ID']);
-
-/**
- * The group-membership error behind `err`, if that is what it is: kafkajs's
- * retrier wraps the coordinator's answer (KafkaJSNonRetriableError, the
- * answer as `cause`), and its runner recognises only the bare one.
- */
-export function membershipError(err: unknown): Error | undefined {
-  for (const e of causes(err)) {
-    if (MEMBERSHIP_ERRORS.has(String((e as { type?: unknown }).type))) return e as Error;
-  }
-  return undefined;
-}
-
-/**
- * Whether a failure is worth retrying (transient), was caused by the data
- * sent (content), or neither (fatal): what untilDone does with it. An
- * AgentledgerError says its kind (a TimeoutError of `within` is transient);
- * Kafka's errors follow kafkajs's `retriable`, except a refused login or
- * right, which no retry changes (kafkaFailure); ClickHouse's are classified
- * by code (clickhouseFailure).
- */
-export function failureKind(err: unknown): FailureKind {
-  return statedKind(err) ?? kafkaFailure(err) ?? clickhouseFailure(err);
-}
-
-/** Two outcomes of consecutive records of one partition, as one. */
-function concatBatches<Row>(a: StreamBatch<Row>, b: StreamBatch<Row>): StreamBatch<Row> {
-  const verdicts = new Map(a.verdicts);
-  for (const [v, n] of b.verdicts) verdicts.set(v, (verdicts.get(v) ?? 0) + n);
-  return { rows: [...a.rows, ...b.rows], deadLetters: [...a.deadLetters, ...b.deadLetters], verdicts };
-}
-
-const recordKey = (partition: number, offset: string): string => `${partition}:${offset}`;
-
-/** Where a record is, for logs. */
-const where = (r: SourceRecord): Record<string, unknown> => ({ topic: r.topic, partition: r.partition, offset: r.offset });
+export { failureKind, membershipError };
 
 export class Ingestor {
   private readonly consumer: Consumer;
@@ -198,12 +71,12 @@ export class Ingestor {
   private readonly byTopic: Map<string, Stream>;
   /** Next offset to process per "topic:partition"; absent until read back from ClickHouse. */
   private readonly progress = new Map<string, bigint>();
-  /** Per "topic:partition", the offset after the last record known durable (read back, or flushed). */
-  private readonly durable = new Map<string, Position>();
+  /** The flush protocol; it keeps the durable offsets and whether this member was fenced. */
+  private readonly flusher: Flusher;
+  /** Step 4: a batch's work retried with heartbeats. */
+  private readonly retry: BatchRetry;
   /** The group's committed offsets and their metadata per topic, read once per generation. */
   private readonly committed = new Map<string, Promise<Map<number, { offset: string; metadata: string | null }>>>();
-  /** Set when this member failed to prove it owns its partitions: no timer flush until it joins again. */
-  private fenced = false;
   private pending = emptyPending();
   /** The sealed buffer whose flush is in flight, or failed and due again. */
   private inflight: Flight | undefined;
@@ -252,6 +125,43 @@ export class Ingestor {
       maxBytes: 8 * config.kafka.fetchPartitionBytes,
     });
     this.producer = createReliableProducer(kafka);
+    this.flusher = new Flusher({
+      ports: {
+        commit: (positions, what) => within(this.consumer.commitOffsets([...positions]), config.kafka.sessionTimeoutMs, what),
+        sendDeadLetters: async (letters) => {
+          await this.producer.send({
+            topic: config.kafka.topics.deadLetter,
+            acks: -1,
+            messages: letters.map((d) => ({
+              key: d.record.key,
+              value: d.record.value,
+              headers: {
+                ...d.record.headers,
+                'x-agentledger-reason': d.reason,
+                'x-source-topic': d.record.topic,
+                'x-source-partition': String(d.record.partition),
+                'x-source-offset': d.record.offset,
+              },
+            })),
+          });
+        },
+        settle: (queryId) => settleQuery(deps.clickhouse, queryId),
+      },
+      metrics: deps.metrics,
+      log: deps.log,
+      onFenced: () => this.dropState(),
+      onCommitted: () => (this.lastProgress = Date.now()),
+      ...(deps.onDurable ? { onDurable: deps.onDurable } : {}),
+    });
+    this.retry = new BatchRetry({
+      log: deps.log,
+      metrics: deps.metrics,
+      sessionTimeoutMs: config.kafka.sessionTimeoutMs,
+      stopping: () => this.stopping,
+      onRetry: (message) => (this.lastFailure = message),
+      onFatal: (err) => this.onFatal(err),
+      onHeartbeatFailed: () => (this.flusher.fenced = true),
+    });
   }
 
   async start(): Promise<void> {
@@ -274,7 +184,7 @@ export class Ingestor {
       this.generation++;
       this.assignment = e.payload.memberAssignment;
       this.dropState();
-      this.fenced = false;
+      this.flusher.fenced = false;
       log.info('joined consumer group', { memberId: e.payload.memberId, assignment: e.payload.memberAssignment });
     });
     // A fetch whose records were all filtered out by kafkajs (a transaction's
@@ -309,7 +219,7 @@ export class Ingestor {
     });
     const tick = Math.max(50, Math.floor(config.batch.maxWaitMs / 2));
     this.timer = setInterval(() => {
-      if (this.inFlight === 0 && !this.stopping && !this.fenced) {
+      if (this.inFlight === 0 && !this.stopping && !this.flusher.fenced) {
         // The next batch retries a failed timer flush; meanwhile it is counted and said.
         void this.flushIfDue(false, true).catch((err: unknown) => {
           this.deps.metrics.insertFailures.inc();
@@ -331,7 +241,7 @@ export class Ingestor {
     if (this.inflight) this.inflight.p.dropped = true;
     this.inflight = undefined;
     this.progress.clear();
-    this.durable.clear();
+    this.flusher.durable.clear();
     this.committed.clear();
     for (const stream of this.streams) stream.reset();
   }
@@ -352,7 +262,7 @@ export class Ingestor {
       // here, with heartbeats, until they succeed; nothing is skipped.
       const at = { topic: batch.topic, partition: batch.partition, firstOffset: batch.firstOffset(), lastOffset: batch.lastOffset() };
       let stale = false;
-      await this.untilDone(payload, at, () =>
+      await this.retry.untilDone(payload, at, () =>
         this.withLock(async () => {
           // A rewind (settleInflight) sought this partition back while the batch waited for the lock.
           if (isStale()) stale = true;
@@ -362,7 +272,7 @@ export class Ingestor {
       if (stale) return;
       // Step 2: fetch on, commit later.
       resolveOffset(batch.lastOffset());
-      await this.untilDone(payload, at, () => this.flushIfDue(false));
+      await this.retry.untilDone(payload, at, () => this.flushIfDue(false));
       await within(heartbeat(), this.deps.config.kafka.sessionTimeoutMs, 'heartbeat');
     } finally {
       this.inFlight--;
@@ -444,7 +354,7 @@ export class Ingestor {
     } else if (stored > committed) await stream.rederive(partition, committed, since);
     const next = stored > committed ? stored : committed;
     this.progress.set(tp, next);
-    this.durable.set(tp, { topic, partition, offset: next.toString(), ...(commit?.metadata ? { metadata: commit.metadata } : {}) });
+    this.flusher.durable.set(tp, { topic, partition, offset: next.toString(), ...(commit?.metadata ? { metadata: commit.metadata } : {}) });
     return next;
   }
 
@@ -495,99 +405,6 @@ export class Ingestor {
   }
 
   /**
-   * Runs `work` until it succeeds, retrying transient failures with backoff.
-   * The group is kept informed with heartbeats on a timer, during the work
-   * and between tries, so a long read-back or outage does not get the member
-   * expelled; a heartbeat that fails while waiting (the broker restarting) is
-   * one more transient failure, met by the next try. The batch is abandoned
-   * when this member lost its partitions (step 5), when kafkajs stopped the
-   * runner that gave it (it restarts with a new generation), or on a failure
-   * that retrying cannot fix (reported through onFatal).
-   *
-   * Backpressure is the handler itself: kafkajs fetches a partition's next
-   * batch only once eachBatch returns. Consumption is never paused through
-   * kafkajs here: a pause outlives the batch that set it, and one left behind
-   * by a failure on the way out stalled ingest for good after a broker
-   * restart (member alive, heartbeats answered, every partition paused).
-   */
-  private async untilDone(
-    { heartbeat, isRunning }: Pick<EachBatchPayload, 'heartbeat' | 'isRunning'>,
-    at: Record<string, unknown>,
-    work: () => Promise<void>,
-  ): Promise<void> {
-    const { log, metrics, config } = this.deps;
-    const beat = Math.max(500, Math.floor(config.kafka.sessionTimeoutMs / 10));
-    let failures = 0;
-    try {
-      for (let attempt = 0; ; attempt++) {
-        let failure: unknown;
-        try {
-          await this.whileBeating(heartbeat, beat, work);
-          if (failures > 0) log.info('ClickHouse and Kafka answer again; ingest goes on', { ...at, afterFailures: failures });
-          return;
-        } catch (err) {
-          failure = err;
-        }
-        for (;;) {
-          this.abandonIfLost(failure, isRunning);
-          failures++;
-          metrics.insertFailures.inc();
-          this.lastFailure = failureMessage(failure);
-          const kind = failureKind(failure);
-          if (kind !== 'transient') {
-            const error = asError(failure);
-            log.error(kind === 'content' ? 'ClickHouse refused data that could not be traced to a record' : 'a failure that retrying cannot fix', {
-              ...at,
-              error: failureMessage(error),
-            });
-            this.onFatal(error);
-            throw error;
-          }
-          metrics.paused.set(1);
-          const wait = Math.min(5_000, 250 * 2 ** Math.min(attempt, 5));
-          log.warn('ClickHouse or Kafka failed; the batch waits and is retried', { ...at, attempt: attempt + 1, inMs: wait, error: failureMessage(failure) });
-          try {
-            await this.whileBeating(heartbeat, beat, () => sleep(wait));
-            break;
-          } catch (err) {
-            // A heartbeat failed while waiting: judged like a failed try.
-            failure = err;
-            attempt++;
-          }
-        }
-      }
-    } finally {
-      if (failures > 0) metrics.paused.set(0);
-    }
-  }
-
-  /** Throws what ends a batch rather than retrying it: a stop, a lost membership, a runner kafkajs stopped. */
-  private abandonIfLost(failure: unknown, isRunning: () => boolean): void {
-    if (this.stopping) throw failure;
-    const lost = membershipError(failure);
-    if (lost) throw lost;
-    if (!isRunning()) throw new Error(`the consumer runner stopped (kafkajs restarts it); the batch is abandoned: ${failureMessage(failure)}`, { cause: failure });
-  }
-
-  /** Runs `work` with a heartbeat every `every` ms; a failed heartbeat fails it (once the work is over). */
-  private async whileBeating(heartbeat: () => Promise<void>, every: number, work: () => Promise<void>): Promise<void> {
-    let failure: Error | undefined;
-    const timer = setInterval(() => {
-      heartbeat().catch((err: unknown) => {
-        failure ??= asError(err);
-        this.fenced = true;
-      });
-    }, every);
-    try {
-      await work();
-    } finally {
-      clearInterval(timer);
-    }
-    if (failure !== undefined) throw failure;
-    await within(heartbeat(), this.deps.config.kafka.sessionTimeoutMs, 'heartbeat');
-  }
-
-  /**
    * Flushes when the buffer is full or old enough, or always when `force`d (at
    * shutdown). The timer calls it without retrying: a failure leaves the buffer
    * for the next batch, which retries.
@@ -595,7 +412,7 @@ export class Ingestor {
   async flushIfDue(force: boolean, fromTimer = false): Promise<void> {
     const { config } = this.deps;
     await this.withLock(async () => {
-      if (fromTimer && (this.rebalancing || this.fenced)) return;
+      if (fromTimer && (this.rebalancing || this.flusher.fenced)) return;
       // Every buffered row has its partition's position recorded, so an empty
       // positions map means an empty buffer.
       const p = this.pending;
@@ -611,7 +428,7 @@ export class Ingestor {
       // Sealed: what the streams judge from now on belongs to the next buffer.
       for (const stream of this.streams) p.sealed.set(stream, stream.seal());
       this.pending = emptyPending();
-      const started: Flight = { p, done: this.flush(p), state: 'running' };
+      const started: Flight = { p, done: this.flusher.flush(p), state: 'running' };
       // Settled by settleInflight, here or at a later flushIfDue (a batch, the timer, stop).
       // One that succeeds with nothing to read back is over by itself.
       started.done?.then(
@@ -638,7 +455,7 @@ export class Ingestor {
     if (flight === undefined) return;
     if (flight.done === undefined) {
       flight.state = 'running';
-      flight.done = this.flush(flight.p);
+      flight.done = this.flusher.flush(flight.p);
     }
     try {
       await flight.done;
@@ -667,260 +484,17 @@ export class Ingestor {
   }
 
   /**
-   * Step 6: proves this member still owns the partitions it is about to
-   * write, by committing again the offsets already durable (the coordinator
-   * refuses a commit from an expelled member or an old generation). On
-   * refusal the buffer is dropped: another member owns those records now.
-   */
-  private async fence(p: Pending): Promise<void> {
-    const durable = [...p.positions.keys()].map((tp) => this.durable.get(tp)).filter((d): d is Position => d !== undefined);
-    try {
-      await within(this.consumer.commitOffsets(durable), this.deps.config.kafka.sessionTimeoutMs, 'ownership check (offset commit)');
-    } catch (err) {
-      this.fenced = true;
-      const lost = membershipError(err);
-      if (!lost) throw err;
-      this.deps.metrics.fenced.inc();
-      this.deps.log.warn('this member no longer owns its partitions; its buffer is dropped, the new owner reads the records again', {
-        buffered: p.count,
-        error: lost.message,
-      });
-      if (!p.dropped) this.dropState();
-      throw lost;
-    }
-    this.fenced = false;
-  }
-
-  /** Step 3: dead letters, then one insert per table, then the offset commit. */
-  private async flush(p: Pending): Promise<void> {
-    const { metrics, clickhouse } = this.deps;
-    await this.fence(p);
-    this.deps.log.debug('flush started', { rows: p.count, partitions: p.positions.size });
-    await this.sendDeadLetters(p);
-    // One ingested_at for the whole flush, kept by its retries: ingested_at is
-    // the partition key, so the insert is one part, and a retried insert lands
-    // in the partition of the first.
-    if (p.stamp === undefined) {
-      p.stampSeconds = Math.floor(Date.now() / 1000);
-      p.stamp = toClickHouseDateTime({ seconds: p.stampSeconds, nanos: 0 });
-      for (const rows of p.rows.values()) for (const row of rows) row.ingested_at = p.stamp;
-    }
-    // One insert per table. Each table is the progress of its own topic's
-    // partitions, so a crash between two inserts leaves each topic either
-    // stored or to be read again, never half.
-    for (const [stream, rows] of p.rows) {
-      if (rows.length === 0) continue;
-      if (!p.landed.has(stream)) {
-        const previous = p.tried.get(stream);
-        // A failed attempt may still be running on the server (its answer was
-        // lost, not its work): let it finish or kill it, then ask whether it
-        // landed. Inserting again first could store every row twice.
-        if (previous !== undefined) await settleQuery(clickhouse, previous);
-        if (previous === undefined || !(await this.landed(stream, rows, p.stampSeconds))) {
-          const started = process.hrtime.bigint();
-          for (let isolated = 0; ; isolated++) {
-            const queryId = `agentledger-${stream.name}-${randomUUID()}`;
-            p.tried.set(stream, queryId);
-            try {
-              await stream.insert(rows, queryId);
-              break;
-            } catch (err) {
-              const kind = failureKind(err);
-              if (kind === 'transient') throw err;
-              // An error answer does not prove that nothing landed: a view on
-              // the table that throws after the part was written answers with
-              // an error too. Settled and checked like a lost answer first.
-              await settleQuery(clickhouse, queryId);
-              if (await this.landed(stream, rows, p.stampSeconds)) {
-                metrics.insertFailures.inc();
-                this.deps.log.warn('ClickHouse answered an insert with an error, but its rows are stored', { stream: stream.name, error: failureMessage(err) });
-                break;
-              }
-              // Refused for its data: set aside the rows the server cannot
-              // take and insert the rest. Twice is enough: a malformed row
-              // refused in turn is not the data's fault.
-              if (kind !== 'content' || isolated === 2) throw err;
-              await this.isolatePoison(p, stream, rows, err);
-            }
-          }
-          metrics.insertSeconds.observe({ stream: stream.name }, Number(process.hrtime.bigint() - started) / 1e9);
-          metrics.batchRows.observe({ stream: stream.name }, rows.length);
-        }
-        p.landed.add(stream);
-      }
-      // The store's derived tables (loop_heads), idempotent, before the commit
-      // that dates them: a failure here is retried with the flush.
-      await stream.derive(rows);
-      // Only now may the stream's state let go of the rows' heads: the store
-      // answers heads from its derived tables alone, so a head it cached or
-      // held pending must stay until they have it.
-      stream.durable(p.sealed.get(stream));
-      this.deps.onDurable?.(rows);
-      p.rows.delete(stream);
-    }
-    // Dropped meanwhile (a rebalance): the partitions are another member's now, and so is their commit.
-    if (p.dropped) return;
-    const metadata = String(p.stampSeconds);
-    const commits = [...p.positions.values()].map((position) => ({ ...position, metadata }));
-    for (const c of commits) this.durable.set(`${c.topic}:${c.partition}`, c);
-    if (commits.length > 0) {
-      this.deps.log.debug('committing offsets', { partitions: commits.length });
-      // The rows are durable: committing now only saves re-reading them, and
-      // dates them for the next reader. A refusal means this member lost its
-      // partitions: no timer flush until it joins again.
-      await within(this.consumer.commitOffsets(commits), this.deps.config.kafka.sessionTimeoutMs, 'offset commit').then(
-        () => (this.lastProgress = Date.now()),
-        (err: unknown) => {
-          this.fenced = true;
-          this.deps.log.warn('offset commit failed (progress is kept in ClickHouse)', { error: failureMessage(err) });
-        },
-      );
-      p.positions.clear();
-    }
-  }
-
-  /** The buffered dead letters, with their source records' headers and where they came from. */
-  private async sendDeadLetters(p: Pending): Promise<void> {
-    if (p.deadLetters.length === 0) return;
-    const { config, metrics } = this.deps;
-    await this.producer.send({
-      topic: config.kafka.topics.deadLetter,
-      acks: -1,
-      messages: p.deadLetters.map((d) => ({
-        key: d.record.key,
-        value: d.record.value,
-        headers: {
-          ...d.record.headers,
-          'x-agentledger-reason': d.reason,
-          'x-source-topic': d.record.topic,
-          'x-source-partition': String(d.record.partition),
-          'x-source-offset': d.record.offset,
-        },
-      })),
-    });
-    for (const d of p.deadLetters) metrics.deadLetters.inc({ topic: d.record.topic });
-    // Sent: a retry of this flush must not send them again.
-    p.deadLetters = [];
-  }
-
-  /**
-   * After ClickHouse refused an insert for its data (nothing of it landed:
-   * the server parses before it writes): finds the rows it cannot take by
-   * inserting halves into the stream's probe, which stores nothing; replaces
-   * the rows of each such record by its one malformed row, and dead-letters
-   * the record. If no row is refused alone, the refusal is not the data's:
-   * it is thrown as it came (and is fatal).
-   */
-  private async isolatePoison(p: Pending, stream: Stream, rows: KafkaColumns[], refusal: unknown): Promise<void> {
-    const refused = new Map<number, string>();
-    // `known`: this range was refused already (the whole insert), no need to probe it.
-    const search = async (lo: number, hi: number, known: boolean): Promise<void> => {
-      let why = known ? refusal : undefined;
-      if (!known) {
-        try {
-          await stream.probe(rows.slice(lo, hi));
-          return;
-        } catch (err) {
-          if (failureKind(err) !== 'content') throw err;
-          why = err;
-        }
-      }
-      if (hi - lo === 1) {
-        refused.set(lo, failureMessage(why));
-        return;
-      }
-      const mid = lo + ((hi - lo) >>> 1);
-      await search(lo, mid, false);
-      await search(mid, hi, false);
-    };
-    await search(0, rows.length, true);
-    if (refused.size === 0) throw refusal;
-
-    const reasons = new Map<string, string>();
-    for (const [i, message] of refused) {
-      const key = recordKey(rows[i]!.kafka_partition, rows[i]!.kafka_offset);
-      if (!reasons.has(key)) reasons.set(key, `refused by ClickHouse: ${message}`);
-    }
-    const records = new Map<string, SourceRecord>();
-    for (const r of p.records.get(stream) ?? []) {
-      const key = recordKey(r.partition, r.offset);
-      if (reasons.has(key)) records.set(key, r);
-    }
-    const done = new Set<string>();
-    const kept: KafkaColumns[] = [];
-    for (const row of rows) {
-      const key = recordKey(row.kafka_partition, row.kafka_offset);
-      const reason = reasons.get(key);
-      if (reason === undefined) {
-        kept.push(row);
-        continue;
-      }
-      if (done.has(key)) continue;
-      done.add(key);
-      const record = records.get(key);
-      // Every row comes from a buffered record; without it there is nothing to dead-letter.
-      if (!record) throw new Error(`no buffered record for the refused row at ${stream.topic}:${key}`);
-      const { row: malformed, deadLetter } = stream.quarantine(record, reason);
-      malformed.ingested_at = row.ingested_at;
-      kept.push(malformed);
-      p.deadLetters.push(deadLetter);
-      this.deps.metrics.poisonRecords.inc({ topic: stream.topic });
-      this.deps.log.warn("ClickHouse refused a record's row; it is dead-lettered and stored as malformed", { ...where(record), reason });
-    }
-    rows.splice(0, rows.length, ...kept);
-    // The stream's state moved past the refused rows as if they were stored: it is read back after this flush.
-    p.rebuild.add(stream);
-    await this.sendDeadLetters(p);
-  }
-
-  /**
-   * Whether an insert of `rows` is in ClickHouse: its rows land together, so
-   * the last row's offset being below its partition's stored progress says so.
-   */
-  private async landed(stream: Stream, rows: readonly KafkaColumns[], stampSeconds: number): Promise<boolean> {
-    const last = rows[rows.length - 1];
-    // If it landed, it carries this flush's stamp: only parts since then are read.
-    const since = Math.max(0, stampSeconds - CLOCK_SLACK_SECONDS);
-    return last !== undefined && (await stream.progress(last.kafka_partition, since)) > BigInt(last.kafka_offset);
-  }
-
-  /**
    * Whether the group has committed every partition of its topics up to the
    * high watermark: nothing is left for any member, including partitions a
    * killed member still holds until its session times out.
    */
   async caughtUp(): Promise<boolean> {
-    return (await this.uncommitted()) === 0n;
+    return (await uncommittedRecords(this.deps.kafka, this.deps.config.kafka.groupId, this.streams.map((s) => s.topic))) === 0n;
   }
 
   /** Records waiting in the partitions this member was given (past the group's commit): what the stall watchdog asks. */
   waiting(): Promise<bigint> {
-    return this.uncommitted(this.assignment);
-  }
-
-  /** Records past the group's committed offsets, in every partition of the topics, or only in those of `owned`. */
-  private async uncommitted(owned?: Readonly<Record<string, readonly number[]>>): Promise<bigint> {
-    const topics = this.streams.map((s) => s.topic).filter((t) => owned === undefined || (owned[t]?.length ?? 0) > 0);
-    if (topics.length === 0) return 0n;
-    const admin = this.deps.kafka.admin();
-    await admin.connect();
-    try {
-      const committed = await admin.fetchOffsets({ groupId: this.deps.config.kafka.groupId, topics });
-      let waiting = 0n;
-      for (const topic of topics) {
-        const high = await admin.fetchTopicOffsets(topic);
-        const mine = committed.find((c) => c.topic === topic);
-        for (const p of high) {
-          if (owned !== undefined && !owned[topic]?.includes(p.partition)) continue;
-          const c = mine?.partitions.find((x) => x.partition === p.partition);
-          const at = c && Number(c.offset) >= 0 ? BigInt(c.offset) : BigInt(p.low);
-          if (at < BigInt(p.high)) waiting += BigInt(p.high) - at;
-        }
-      }
-      return waiting;
-    } finally {
-      await admin.disconnect();
-    }
+    return uncommittedRecords(this.deps.kafka, this.deps.config.kafka.groupId, this.streams.map((s) => s.topic), this.assignment);
   }
 
   /** Rows and dead letters waiting for a flush. */

@@ -1,0 +1,35 @@
+/**
+ * What ingest does with a failure: retry it (transient), trace it to a
+ * record (content), stop (fatal); and whether it means this member lost its
+ * partitions.
+ */
+import { causes, statedKind, type FailureKind } from '../observability/errors.js';
+import { clickhouseFailure } from '../sink/clickhouse/errors.js';
+import { kafkaFailure } from '../sources/kafka.js';
+
+/** kafkajs's errors for a member the group no longer counts as the owner of its partitions. */
+const MEMBERSHIP_ERRORS = new Set(['UNKNOWN_MEMBER_ID', 'ILLEGAL_GENERATION', 'REBALANCE_IN_PROGRESS', 'FENCED_INSTANCE_ID']);
+
+/**
+ * The group-membership error behind `err`, if that is what it is: kafkajs's
+ * retrier wraps the coordinator's answer (KafkaJSNonRetriableError, the
+ * answer as `cause`), and its runner recognises only the bare one.
+ */
+export function membershipError(err: unknown): Error | undefined {
+  for (const e of causes(err)) {
+    if (MEMBERSHIP_ERRORS.has(String((e as { type?: unknown }).type))) return e as Error;
+  }
+  return undefined;
+}
+
+/**
+ * Whether a failure is worth retrying (transient), was caused by the data
+ * sent (content), or neither (fatal): what untilDone does with it. An
+ * AgentledgerError says its kind (a TimeoutError of `within` is transient);
+ * Kafka's errors follow kafkajs's `retriable`, except a refused login or
+ * right, which no retry changes (kafkaFailure); ClickHouse's are classified
+ * by code (clickhouseFailure).
+ */
+export function failureKind(err: unknown): FailureKind {
+  return statedKind(err) ?? kafkaFailure(err) ?? clickhouseFailure(err);
+}

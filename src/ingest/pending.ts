@@ -1,0 +1,111 @@
+/**
+ * The ingest buffer: what one flush writes (rows per stream, dead letters,
+ * the offsets to commit after them) and what it has done so far, kept across
+ * its retries (stamp, inserts tried, streams landed).
+ */
+import type { KafkaColumns } from '../rows/rows.js';
+import type { DeadLetter, SourceRecord, Stream, StreamBatch } from '../pipeline/stream.js';
+
+export interface Position {
+  readonly topic: string;
+  readonly partition: number;
+  readonly offset: string;
+  /**
+   * Commit metadata: the Unix seconds of the flush that made `offset` durable
+   * (its ingested_at). A later reader knows every row past the commit was
+   * inserted after it, and reads only recent parts.
+   */
+  readonly metadata?: string;
+}
+
+/**
+ * How far apart two members' clocks (and a flush's stamp and its commit) may
+ * be: read-backs look at rows inserted since (last commit's stamp − this).
+ */
+export const CLOCK_SLACK_SECONDS = 15 * 60;
+
+/** The oldest insert time (Unix seconds) a read-back after a commit dated `metadata` must look at; 0: all. */
+export const sinceOf = (metadata: string | null | undefined): number => {
+  const stamp = Number(metadata);
+  return metadata && Number.isSafeInteger(stamp) && stamp > CLOCK_SLACK_SECONDS ? stamp - CLOCK_SLACK_SECONDS : 0;
+};
+
+export interface Pending {
+  /** Rows per stream, each written by one insert into its table. */
+  rows: Map<Stream, KafkaColumns[]>;
+  deadLetters: DeadLetter[];
+  /** Next offset to commit per "topic:partition", once the rows are durable. */
+  positions: Map<string, Position>;
+  since: number;
+  /** Rows and dead letters buffered, and their estimated size in bytes. */
+  count: number;
+  bytes: number;
+  /** The ingested_at of every row of this buffer (and its Unix seconds), set at its first flush attempt and kept by retries. */
+  stamp: string | undefined;
+  stampSeconds: number;
+  /** Streams whose rows are durable (inserted, or found landed); their derived writes may still be due. */
+  landed: Set<Stream>;
+  /** The query_id of the last insert tried per stream (a retry settles it, then checks whether it landed). */
+  tried: Map<Stream, string>;
+  /**
+   * The records behind the rows, per stream: what a row the server refuses
+   * is dead-lettered as. Only kept (references, no copy), searched only then.
+   */
+  records: Map<Stream, SourceRecord[]>;
+  /** Streams whose state went past rows the server refused: reset once this buffer is durable. */
+  rebuild: Set<Stream>;
+  /** Per "topic:partition", the first offset of this buffer (where a rewind goes back to). */
+  starts: Map<string, Position>;
+  /** Per stream, the number of this buffer in the stream's state, once sealed. */
+  sealed: Map<Stream, number>;
+  /** Set when this member dropped the buffer (a rebalance, a lost ownership): a flush of it ends without committing. */
+  dropped: boolean;
+}
+
+/** A sealed buffer's flush. */
+export interface Flight {
+  readonly p: Pending;
+  /** The flush running, or undefined once it failed (the next try starts it again). */
+  done: Promise<void> | undefined;
+  /** Running, over (its rows durable), or failed (to be tried again). */
+  state: 'running' | 'done' | 'failed';
+}
+
+export const emptyPending = (): Pending => ({
+  rows: new Map(),
+  deadLetters: [],
+  positions: new Map(),
+  since: 0,
+  count: 0,
+  bytes: 0,
+  stamp: undefined,
+  stampSeconds: 0,
+  landed: new Set(),
+  tried: new Map(),
+  records: new Map(),
+  rebuild: new Set(),
+  starts: new Map(),
+  sealed: new Map(),
+  dropped: false,
+});
+
+/**
+ * The insert bytes a batch of records adds, over-estimated from the records
+ * themselves (cheaper than measuring every row): a row holds its record's
+ * text at most twice as long once JSON-escaped, plus columns and state.
+ */
+export function insertBytes(records: readonly SourceRecord[]): number {
+  let n = 0;
+  for (const r of records) n += 2 * (r.value?.length ?? 0) + 1024;
+  return n;
+}
+
+/** Two outcomes of consecutive records of one partition, as one. */
+export function concatBatches<Row>(a: StreamBatch<Row>, b: StreamBatch<Row>): StreamBatch<Row> {
+  const verdicts = new Map(a.verdicts);
+  for (const [v, n] of b.verdicts) verdicts.set(v, (verdicts.get(v) ?? 0) + n);
+  return { rows: [...a.rows, ...b.rows], deadLetters: [...a.deadLetters, ...b.deadLetters], verdicts };
+}
+
+/** A record's place in its topic, as a map key. */
+export const recordKey = (partition: number, offset: string): string => `${partition}:${offset}`;
