@@ -10,7 +10,8 @@
 -- name (loop_roots; a loop it does not hold yet is its own root until the
 -- next sweep places it): verified ModelCalled links of envelopes FINAL of the
 -- loops stored since an hour before the open hours, a fork's replays left
--- to its source. Spelled out here, not read from a view, so the window
+-- to its source, read in one pass (the view reads those granules twice).
+-- Spelled out here, not read from a view, so the window
 -- reaches every branch on 18.16 (which pushes no predicate into a view).
 -- Every hour the window [since, until) (Unix seconds) overlaps is counted
 -- whole, as in spend_rollup_groups.sql. Sums are Decimal128, rendered as
@@ -55,28 +56,25 @@ FROM
         FROM
         (
             SELECT loop_id, count() AS n,
-                   sum(toDecimal128(input_tokens, 0)) AS input_sum, sum(toDecimal128(output_tokens, 0)) AS output_sum, sum(toDecimal128(cost_pico, 0)) AS cost_sum
+                   sum(toDecimal128(call.2, 0)) AS input_sum, sum(toDecimal128(call.3, 0)) AS output_sum, sum(toDecimal128(call.4, 0)) AS cost_sum
             FROM
             (
-                SELECT loop_id, seq, input_tokens, output_tokens, cost_pico
+                -- One pass over the loops' rows for their calls and their ForkedFrom (two reads of the
+                -- same granules otherwise: FINAL reads each loop's whole granules, scattered by loop id).
+                SELECT loop_id,
+                       groupArrayIf((seq, input_tokens, output_tokens, cost_pico),
+                                    kind_class = 'ModelCalled' AND verdict IN ('ok', 'gap', 'time_regression')
+                                    AND time >= (SELECT toStartOfHour(max(seen_through)) FROM rollup_sweeps)
+                                    AND time >= toStartOfHour(toDateTime({since:UInt32})) AND toStartOfHour(time) < toDateTime({until:UInt32})) AS calls,
+                       maxIf(fork_at_seq, kind_class = 'ForkedFrom' AND verdict NOT IN ('malformed', 'fork')) AS replayed_to
                 FROM envelopes FINAL
-                WHERE kind_class = 'ModelCalled'
-                  AND verdict IN ('ok', 'gap', 'time_regression')
-                  AND has({sources:Array(String)}, 'runtime')
-                  AND time >= (SELECT toStartOfHour(max(seen_through)) FROM rollup_sweeps)
-                  AND time >= toStartOfHour(toDateTime({since:UInt32})) AND toStartOfHour(time) < toDateTime({until:UInt32})
-                  AND loop_id IN (SELECT loop_id FROM envelopes WHERE ingested_at >= (SELECT toDateTime(greatest(toUInt32(toStartOfHour(max(seen_through))), 3600) - 3600) FROM rollup_sweeps))
-            ) AS calls
-            ANY LEFT JOIN
-            (
-                SELECT loop_id, max(fork_at_seq) AS replayed_to
-                FROM envelopes FINAL
-                WHERE kind_class = 'ForkedFrom' AND verdict NOT IN ('malformed', 'fork')
+                WHERE kind_class IN ('ModelCalled', 'ForkedFrom')
                   AND has({sources:Array(String)}, 'runtime')
                   AND loop_id IN (SELECT loop_id FROM envelopes WHERE ingested_at >= (SELECT toDateTime(greatest(toUInt32(toStartOfHour(max(seen_through))), 3600) - 3600) FROM rollup_sweeps))
                 GROUP BY loop_id
-            ) AS forks USING loop_id
-            WHERE seq > replayed_to
+            ) AS loops
+            ARRAY JOIN calls AS call
+            WHERE call.1 > replayed_to
             GROUP BY loop_id
         ) AS counted
         ANY LEFT JOIN (SELECT loop_id, root_loop_id AS rolled_root FROM loop_roots FINAL) AS roots USING loop_id
