@@ -4,7 +4,8 @@
  * spend trees with forks, redeliveries and a tampered call in three closed
  * hours and the open one (which the rollup read answers live), craze usage
  * reports, and a grandchild loop ingested and swept before its parent and
- * the rest of its tree (its root placed once the chain up is stored). The
+ * the rest of its tree (its root placed once the chain up is stored); the
+ * whale calls take the sums past 2^64 picodollars (10^20 by source). The
  * rollups count every hour a window overlaps, whole, so each is compared
  * with the raw read of that window widened to whole hours.
  */
@@ -85,6 +86,7 @@ test('--rollups after a sweep equals the raw read for every --by, the root of a 
   assert.ok(traffics.every((t) => t.expected.loops.some((l) => l.forkedFrom !== '')), 'every traffic has forks');
   const days = JSON.parse(all['day']!) as unknown[];
   assert.ok(days.length >= 2, 'runtime and craze days');
+  for (const source of ['runtime', 'craze']) await assertSame(['--source', source], ['--source', source], `--source ${source}`);
 });
 
 test('--rollups --since and --until count every hour they overlap, whole: RFC 3339 inside an hour, a day, spans back from now', async () => {
