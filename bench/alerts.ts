@@ -170,6 +170,8 @@ function cliEnv(extra: Record<string, string>): Record<string, string> {
     ...TOPICS,
     AGENTLEDGER_METRICS_PORT: '0',
     AGENTLEDGER_LOG_LEVEL: 'warn',
+    // The lines are read by a person, and by patterns here (serve's address).
+    AGENTLEDGER_LOG_FORMAT: 'text',
     ...extra,
   };
 }

@@ -263,7 +263,7 @@ per_env() { awk -v s="$1" -v n="$RECORDS" 'BEGIN { if (s == "null") print "-"; e
 # ---------------------------------------------------------------- produce (not timed)
 
 log "producing ${LOOPS} loops x ${PER_LOOP} envelopes (~${PAYLOAD_BYTES} B) to ${TOPIC} (4 partitions)"
-AGENTLEDGER_ENVELOPE_TOPIC="$TOPIC" AGENTLEDGER_DLQ_TOPIC="$DLQ" AGENTLEDGER_KAFKA_BROKERS="$BROKERS" AGENTLEDGER_LOG_LEVEL=warn \
+AGENTLEDGER_ENVELOPE_TOPIC="$TOPIC" AGENTLEDGER_DLQ_TOPIC="$DLQ" AGENTLEDGER_KAFKA_BROKERS="$BROKERS" AGENTLEDGER_LOG_LEVEL=warn AGENTLEDGER_LOG_FORMAT=text \
   node "$CLI" produce-demo --loops "$LOOPS" --envelopes "$PER_LOOP" --payload-bytes "$PAYLOAD_BYTES" --json \
   >"$WORK/produce.json" 2>"$WORK/produce.log"
 RECORDS=$(json_field records <"$WORK/produce.json")
@@ -273,7 +273,7 @@ if [ "$RECORDS" != "$ENVELOPES" ]; then echo "e2e.sh: produced $RECORDS records 
 log "produced $(fmt_int "$RECORDS") records in ${PRODUCE_S} s"
 if [ -n "$TOPIC_C" ]; then
   log "producing the same records with --compression ${COMPRESSION} to ${TOPIC_C}"
-  AGENTLEDGER_ENVELOPE_TOPIC="$TOPIC_C" AGENTLEDGER_DLQ_TOPIC="$DLQ" AGENTLEDGER_KAFKA_BROKERS="$BROKERS" AGENTLEDGER_LOG_LEVEL=warn \
+  AGENTLEDGER_ENVELOPE_TOPIC="$TOPIC_C" AGENTLEDGER_DLQ_TOPIC="$DLQ" AGENTLEDGER_KAFKA_BROKERS="$BROKERS" AGENTLEDGER_LOG_LEVEL=warn AGENTLEDGER_LOG_FORMAT=text \
     node "$CLI" produce-demo --loops "$LOOPS" --envelopes "$PER_LOOP" --payload-bytes "$PAYLOAD_BYTES" --compression "$COMPRESSION" --json \
     >"$WORK/produce-${COMPRESSION}.json" 2>"$WORK/produce-${COMPRESSION}.log"
   [ "$(json_field records <"$WORK/produce-${COMPRESSION}.json")" = "$RECORDS" ] || { echo "e2e.sh: the ${COMPRESSION} topic got another record count" >&2; exit 1; }
@@ -283,7 +283,7 @@ fi
 # ---------------------------------------------------------------- prefill (not timed)
 
 migrate_db() { # migrate_db DB LOG: creates DB with agentledger's schema, as ingest does on start
-  AGENTLEDGER_CLICKHOUSE_DATABASE="$1" AGENTLEDGER_LOG_LEVEL=warn node "$CLI" migrate >"$2" 2>&1 \
+  AGENTLEDGER_CLICKHOUSE_DATABASE="$1" AGENTLEDGER_LOG_LEVEL=warn AGENTLEDGER_LOG_FORMAT=text node "$CLI" migrate >"$2" 2>&1 \
     || { echo "e2e.sh: migrate of $1 failed; log: $2" >&2; tail -20 "$2" >&2; exit 1; }
 }
 

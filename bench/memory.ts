@@ -159,6 +159,8 @@ async function produceEnvelopes(topic: string, loops: number, perLoop: number): 
   const child = runNode(['produce-demo', '--loops', String(loops), '--envelopes', String(perLoop), '--payload-bytes', String(payloadBytes), '--json'], {
     AGENTLEDGER_ENVELOPE_TOPIC: topic,
     AGENTLEDGER_LOG_LEVEL: 'warn',
+    // The lines are read by a person, and by patterns here (serve's address).
+    AGENTLEDGER_LOG_FORMAT: 'text',
   });
   let out = '';
   let err = '';
@@ -236,6 +238,8 @@ async function runPath(path: Path, port: number): Promise<Result> {
     AGENTLEDGER_METRICS_PORT: String(port),
     AGENTLEDGER_ALERT_EVALUATE_ON_INGEST: 'false',
     AGENTLEDGER_LOG_LEVEL: 'warn',
+    // The lines are read by a person, and by patterns here (serve's address).
+    AGENTLEDGER_LOG_FORMAT: 'text',
   });
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));

@@ -72,6 +72,8 @@ function env(database: string, extra: Record<string, string> = {}): Record<strin
     AGENTLEDGER_CLICKHOUSE_DATABASE: database,
     AGENTLEDGER_METRICS_PORT: '0',
     AGENTLEDGER_LOG_LEVEL: 'warn',
+    // The lines are read by a person, and by patterns here (serve's address).
+    AGENTLEDGER_LOG_FORMAT: 'text',
     ...extra,
   };
 }

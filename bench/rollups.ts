@@ -22,17 +22,20 @@
  * 3. Rollups, when `agentledger rollups` exists: `rollups rebuild` over the
  *    loaded days, timed; a sweep right after it, timed; the rollup views
  *    (ROLLUP_QUERIES) read as in 2.
- * 4. The API (issue 21): `agentledger serve --port 0` over the loaded and
- *    rolled-up database as the read-only user (AGENTLEDGER_SERVE_CLICKHOUSE_USER,
- *    default agentledger_test_readonly), every request of API_REQUESTS (the
- *    read commands with representative options, the page's endpoints) timed
- *    over HTTP as in 2 against 1 s; a 404 is "missing" (not merged yet), not
- *    a failure. --no-serve skips it.
+ * 4. The floor (FLOOR_QUERIES): what an exact answer at query time costs at
+ *    least, every ModelCalled row read and deduplicated by the sort key, timed
+ *    as in 2 whatever --no-views says. Then the API (issue 21): `agentledger
+ *    serve --port 0` over the loaded and rolled-up database as the read-only
+ *    user (AGENTLEDGER_SERVE_CLICKHOUSE_USER, default agentledger_test_readonly),
+ *    every request of API_REQUESTS (the read commands with representative
+ *    options, `spend` raw and `--rollups` per --by, the page's endpoints) timed
+ *    over HTTP as in 2 against 1 s, the floor printed beside them; a 404 is
+ *    "missing" (not merged yet), not a failure. --no-serve skips the API.
  * 5. Every Grafana panel's query (infra/grafana/dashboards/agentledger.json),
  *    its macros expanded as the plugin does (test/support/grafana-macros.ts)
  *    for the last 24 h, 7 d and 30 d before 2026-11-01, read as that user on
  *    18.16 as in 2, and on 25.8 in 6. --no-grafana skips it.
- * 6. The same schema, load SQL and reads (views and panels) on ClickHouse 25.8
+ * 6. The same schema, load SQL and reads (views, floor and panels) on ClickHouse 25.8
  *    (bench/rollups_chdb.py with the chdb that test/modern/run.sh installs), the
  *    rollup tables copied over from step 3.
  * 7. Ingest with and without rollups, when `agentledger worker` exists:
@@ -79,7 +82,7 @@ Options:
   --no-chdb             skip ClickHouse 25.8
   --no-rollups          skip rollups rebuild and the ingest comparison
   --no-views            skip timing the dashboard views (2, and the rollup views of 3), on both engines
-  --no-serve            skip timing the API endpoints of \`agentledger serve\` (4)
+  --no-serve            skip timing the API endpoints of \`agentledger serve\` (4; the floor is timed anyway)
   --no-grafana          skip timing the Grafana panels' queries (5), on both engines
   --no-ingest           skip the ingest comparison (7)
   --runs N              timed runs per view after one warm-up (default 3)
@@ -185,6 +188,8 @@ function env(extra: Record<string, string> = {}): Record<string, string> {
     AGENTLEDGER_QUEUE_PREFIX: REDIS_PREFIX,
     AGENTLEDGER_METRICS_PORT: '0',
     AGENTLEDGER_LOG_LEVEL: 'warn',
+    // The lines are read by a person, and by patterns here (serve's address).
+    AGENTLEDGER_LOG_FORMAT: 'text',
     ...extra,
   };
 }
@@ -557,6 +562,29 @@ FROM tool_errors_hourly WHERE hour >= ${END} - 86400 AND hour < ${END} GROUP BY 
   },
 ];
 
+/**
+ * The floor of an exact answer at query time: what any raw `spend` must do at
+ * least, whatever its SQL, when it reads the stored envelopes when asked. The
+ * table is a ReplacingMergeTree (a redelivered record is a second row until a
+ * merge, which may never come), so every ModelCalled row must be read and
+ * deduplicated by the sort key before its cost can count; the verdicts, the
+ * forks' replays and the grouping come on top. From a scan of one column to
+ * the deduplicated cost sum; timed on both engines (step 4, and 6), printed
+ * beside the raw spend endpoints.
+ */
+const FLOOR_QUERIES: readonly ViewQuery[] = [
+  { view: 'floor: scan (ModelCalled rows)', sql: "SELECT count() FROM envelopes WHERE kind_class = 'ModelCalled'" },
+  { view: 'floor: uniqExact(key)', sql: "SELECT uniqExact(loop_id, seq, kafka_topic, kafka_partition, kafka_offset) FROM envelopes WHERE kind_class = 'ModelCalled'" },
+  {
+    view: 'floor: dedup by key (GROUP BY)',
+    sql: "SELECT count() FROM (SELECT loop_id, seq FROM envelopes WHERE kind_class = 'ModelCalled' GROUP BY loop_id, seq, kafka_topic, kafka_partition, kafka_offset)",
+  },
+  {
+    view: 'floor: dedup + cost sum',
+    sql: "SELECT toString(sum(toDecimal128(c, 0))) FROM (SELECT any(cost_pico) AS c FROM envelopes WHERE kind_class = 'ModelCalled' GROUP BY loop_id, seq, kafka_topic, kafka_partition, kafka_offset)",
+  },
+];
+
 interface Timing {
   /** Timed runs, ms. */
   readonly ms: readonly number[];
@@ -605,6 +633,8 @@ const SINCE_7D = new Date((END_UNIX - 7 * 86_400) * 1000).toISOString().replace(
 const SINCE_30D = new Date((END_UNIX - 30 * 86_400) * 1000).toISOString().replace('.000', '');
 const UNTIL = new Date(END_UNIX * 1000).toISOString().replace('.000', '');
 
+const SPEND_BYS = ['model', 'day', 'name', 'root', 'source'] as const;
+
 export interface ApiRequest {
   /** How the table names it. */
   readonly name: string;
@@ -630,6 +660,11 @@ export const API_REQUESTS: readonly ApiRequest[] = [
   { name: 'spend --by name --since 7d', path: `/api/spend?by=name&since=${SINCE_7D}` },
   { name: 'spend --by root --since 7d', path: `/api/spend?by=root&since=${SINCE_7D}` },
   { name: 'spend --by source --since 7d', path: `/api/spend?by=source&since=${SINCE_7D}` },
+  // The same over the hour rollups (serve takes a boolean option bare: `rollups`, or `rollups=`).
+  ...SPEND_BYS.flatMap((by) => [
+    { name: `spend --rollups --by ${by}`, path: `/api/spend?rollups&by=${by}` },
+    { name: `spend --rollups --by ${by} --since 7d`, path: `/api/spend?rollups&by=${by}&since=${SINCE_7D}` },
+  ]),
   { name: 'loops --limit 100', path: '/api/loops?limit=100' },
   { name: 'loops --root ROOT', path: '/api/loops?root={root}' },
   { name: 'sessions', path: '/api/sessions' },
@@ -1029,7 +1064,7 @@ async function main(): Promise<number> {
   if (args['print-sql']) {
     const load = loadSql({ calls: CALLS, loops: LOOPS, days: DAYS });
     process.stdout.write(`-- load: ${load.chunks.length} statements like this one\n${load.chunks[0]!.sql};\n\n`);
-    for (const q of [...VIEW_QUERIES, ...ROLLUP_QUERIES]) process.stdout.write(`-- ${q.view}\n${q.sql};\n\n`);
+    for (const q of [...VIEW_QUERIES, ...ROLLUP_QUERIES, ...FLOOR_QUERIES]) process.stdout.write(`-- ${q.view}\n${q.sql};\n\n`);
     return 0;
   }
   const work = await mkdtemp(join(tmpdir(), 'agentledger-rollups-'));
@@ -1197,7 +1232,14 @@ async function main(): Promise<number> {
       say(`18.16 ${q.view}: ${fmtMs(t)} ms median of [${t.ms.map((x) => Math.round(x)).join(', ')}], ${t.rows} rows ${verdict(t)}${t.error ? ` error: ${t.error}` : ''}`);
     }
 
-    // 4. The API of `agentledger serve` over the loaded (and rolled-up) database, as the read-only user.
+    // 4. The floor of an exact answer at query time (not skipped by --no-views: it stands beside the raw spend endpoints).
+    for (const q of FLOOR_QUERIES) {
+      const t = await timeRead(reader, q.sql, readSettings);
+      put(q.view, { old: t });
+      say(`18.16 ${q.view}: ${fmtMs(t)} ms median of [${t.ms.map((x) => Math.round(x)).join(', ')}], ${t.rows} rows${t.error ? ` error: ${t.error}` : ''}`);
+    }
+
+    // The API of `agentledger serve` over the loaded (and rolled-up) database, as the read-only user.
     const api = new Map<string, ApiTiming>();
     if (args['no-serve']) notes.push('--no-serve: the API endpoints were not timed');
     else {
@@ -1251,7 +1293,7 @@ async function main(): Promise<number> {
           migrations: statements,
           load: loadSql(chdbShape).chunks.map((c) => ({ label: `loops ${c.fromLoop}..${c.toLoop - 1}`, sql: c.sql })),
           imports: copies,
-          queries: [...(args['no-views'] ? [] : [...VIEW_QUERIES, ...rollupQueries]), ...panelReads],
+          queries: [...(args['no-views'] ? [] : [...VIEW_QUERIES, ...rollupQueries]), ...FLOOR_QUERIES, ...panelReads],
           fingerprint: FINGERPRINT_SQL,
           runs: RUNS,
           slowWarmupMs: SLOW_WARMUP_MS,
@@ -1305,6 +1347,11 @@ async function main(): Promise<number> {
       // A failed request shows how long it took to fail (e.g. the ClickHouse client's request timeout).
       const apiMs = (t: ApiTiming): string => (t.missing ? '-' : t.error !== undefined && Number.isFinite(t.warmupMs) ? `>${Math.round(t.warmupMs)}` : fmtMs(t));
       for (const [name, t] of api) lines.push(`${name.padEnd(aw)}  ${apiMs(t).padStart(9)} ${String(t.rows).padStart(7)} ${String(t.bytes ?? '-').padStart(10)}  ${apiVerdict(t)}${t.error ? ` ${t.error}` : ''}`);
+      // The raw endpoints beside what an exact answer at query time costs at least (FLOOR_QUERIES).
+      for (const q of FLOOR_QUERIES) {
+        const f = table.get(q.view);
+        lines.push(`${q.view.padEnd(aw)}  ${fmtMs(f?.old).padStart(9)}  (25.8: ${fmtMs(f?.current)} ms)`);
+      }
       const present = [...api.values()].filter((t) => !t.missing);
       const met = present.filter((t) => apiVerdict(t) === '< 1 s').length;
       lines.push(`API: ${met} of ${present.length} endpoints under ${TARGET_MS} ms${present.length < api.size ? `; ${api.size - present.length} missing (404: not merged yet)` : ''}`);

@@ -28,12 +28,16 @@ size (Decimal128 in ClickHouse, bigint here).
   --source S     runtime, craze or all (the default)
   --rollups      read the hour rollups that \`agentledger worker\` keeps (the
                  committed hours, and the open hours live), as the page and
-                 Grafana do: thousands of rollup rows and the open hours'
-                 envelopes, where the default reads every stored envelope
-                 (about a minute at 10M calls on a loaded 18.16). Whole
-                 hours: --since and --until are rounded down to the hour; a
+                 Grafana do, grouped by the --by key in ClickHouse: the
+                 rollup rows and the open hours' envelopes, where the default
+                 reads every stored envelope (about a minute at 10M calls on
+                 a loaded 18.16). Hour granularity: every hour
+                 that [--since, --until) overlaps counts whole, so --since is
+                 rounded down to its hour and an hour that starts before
+                 --until is in (--since 90m at 10:20 counts from 08:00). A
                  row stored after the last sweep with a time in a closed hour
-                 shows after the next sweep. Not with --by root.
+                 shows after the next sweep; a loop no sweep has placed in
+                 its tree yet has no name and is its own root until one does.
   --json         an array of objects: source, the --by keys (provider and
                  model, day, name or rootLoopId), calls, inputTokens,
                  outputTokens and costPicoUsd (decimal strings, exact),

@@ -4,7 +4,6 @@
  */
 import type { ClickHouseClient } from '@clickhouse/client';
 import { rollupSpendGroups, spendGroups, type SpendGroup } from '../sink/clickhouse/reads.js';
-import { UsageError } from './input.js';
 import { readLoops } from './loops.js';
 
 export const SPEND_BY = ['model', 'day', 'name', 'root', 'source'] as const;
@@ -82,7 +81,7 @@ export interface SpendQuery {
   /** Spend at or after this time; `until`: before it. */
   readonly since?: Date;
   readonly until?: Date;
-  /** Read the hour rollups (whole hours; late rows wait for the next sweep), not every stored envelope. */
+  /** Read the hour rollups (every hour the window overlaps, whole; late rows wait for the next sweep), not every stored envelope. */
   readonly rollups?: boolean;
 }
 
@@ -90,9 +89,8 @@ export interface SpendQuery {
 export async function readSpend(ch: ClickHouseClient, q: SpendQuery): Promise<SpendRow[]> {
   const sources: readonly ('runtime' | 'craze')[] = q.source === 'all' ? ['runtime', 'craze'] : [q.source];
   if (q.rollups) {
-    // The rollups keep a loop's name, not its root (top roots per hour are spend_rollup_root_hourly's, without the open hours).
-    if (q.by === 'root') throw new UsageError('--rollups sums by model, day, name or source; --by root reads every loop');
-    return foldSpend(await rollupSpendGroups(ch, sources, { since: q.since, until: q.until }), q.by, new Map());
+    // Grouped by the --by key in ClickHouse: each group is one row, so the fold only renders and sorts them.
+    return foldSpend(await rollupSpendGroups(ch, sources, q.by, { since: q.since, until: q.until }), q.by, new Map());
   }
   const groups = await spendGroups(ch, sources, { since: q.since, until: q.until });
   const owners = new Map<string, Owner>();

@@ -353,14 +353,29 @@ export async function spendGroups(ch: ClickHouseClient, sources: readonly ('runt
   return groups;
 }
 
+/** The keys `spend --rollups` groups by in SQL: what its --by takes. */
+export type RollupSpendBy = 'model' | 'day' | 'name' | 'root' | 'source';
+
 /**
- * Counted spend from the hour rollups, per source, provider, model, day and
- * loop name (spend_rollup_groups.sql): fast at any size, current up to the
- * last sweep for rows stored late. The window is taken in whole hours.
+ * Counted spend from the hour rollups, grouped in ClickHouse by source and
+ * the `by` key (spend_rollup_groups.sql; by root spend_rollup_root_groups.sql),
+ * one group per row `spend --rollups` prints: fast at any size, current up
+ * to the last sweep for rows stored late. Every hour the window overlaps is
+ * counted whole. A group's owner is its root (by root), else ''; its name
+ * is the loop name (by name), else ''.
  */
-export async function rollupSpendGroups(ch: ClickHouseClient, sources: readonly ('runtime' | 'craze')[], window: SpendWindow = {}): Promise<SpendGroup[]> {
-  const rows = await read<SpendSums & { source: string; loop_name: string; unpriced_calls: Int64Json }>(ch, 'spend_rollup_groups', windowSeconds(window));
-  return rows
-    .filter((r): r is typeof r & { source: 'runtime' | 'craze' } => (sources as readonly string[]).includes(r.source))
-    .map((r) => ({ ...spendGroup(r.source, '', r, Number(r.unpriced_calls)), name: r.loop_name }));
+export async function rollupSpendGroups(
+  ch: ClickHouseClient,
+  sources: readonly ('runtime' | 'craze')[],
+  by: RollupSpendBy,
+  window: SpendWindow = {},
+): Promise<SpendGroup[]> {
+  const params = { ...windowSeconds(window), sources: [...sources] };
+  const known = <R extends { source: string }>(r: R): r is R & { source: 'runtime' | 'craze' } => r.source === 'runtime' || r.source === 'craze';
+  if (by === 'root') {
+    const rows = await read<Omit<SpendSums, 'provider' | 'model' | 'day'> & { source: string; root_loop_id: string; unpriced_calls: Int64Json }>(ch, 'spend_rollup_root_groups', params);
+    return rows.filter(known).map((r) => spendGroup(r.source, r.root_loop_id, { ...r, provider: '', model: '', day: '' }, Number(r.unpriced_calls)));
+  }
+  const rows = await read<SpendSums & { source: string; loop_name: string; unpriced_calls: Int64Json }>(ch, 'spend_rollup_groups', { ...params, by });
+  return rows.filter(known).map((r) => ({ ...spendGroup(r.source, '', r, Number(r.unpriced_calls)), name: r.loop_name }));
 }
