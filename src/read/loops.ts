@@ -140,7 +140,7 @@ export interface TreeReadOptions {
 
 /**
  * `loops` with --root or --limit: only the trees of the loops it prints are
- * read, by primary key (docs/spend.md, "Loops"), and the answer is the one
+ * read, by primary key (docs/spend.md, "How `loops` reads"), and the answer is the one
  * listLoopsFromAll() gives. Any other selection, or one whose trees cannot
  * be bounded (no finished sweep, too many candidates), reads every loop.
  */
@@ -158,8 +158,7 @@ export async function listLoops(ch: ClickHouseClient, q: LoopsQuery, options: Tr
   } else return all();
   const trees = await treeCandidates(ch, seeds, options);
   if (trees === undefined) return all();
-  const rows = await runtimeLoopRowsOf(ch, trees.loops);
-  const spawnedBy = await loopSpawnLinksOf(ch, trees.loops);
+  const [rows, spawnedBy] = await Promise.all([runtimeLoopRowsOf(ch, trees.loops), loopSpawnLinksOf(ch, trees.loops)]);
   // A loop stored since the sweep that had a parent then and has none now
   // may take it from a SubAgentSpawned stored long ago, by a loop no
   // candidate names (its LoopStarted naming one replaced by one naming
