@@ -1,33 +1,9 @@
 import { picoToUsdText } from '../money/picodollars.js';
-import { readLoops, type LoopSummary } from '../read/loops.js';
+import { listLoops, type ListedLoop } from '../read/loops.js';
 import { createClickHouse } from '../sink/clickhouse/client.js';
 import type { Command } from './command.js';
 import { parseOptions, wholeNumberOption } from './command.js';
 import { printable } from './terminal.js';
-
-/** The loops of one tree, parents before children (siblings by id), for the indented view. */
-function treeOrder(loops: readonly LoopSummary[], root: string): { loop: LoopSummary; level: number }[] {
-  const children = new Map<string, LoopSummary[]>();
-  for (const l of loops) {
-    if (l.loopId === root) continue;
-    const list = children.get(l.parentLoopId);
-    if (list) list.push(l);
-    else children.set(l.parentLoopId, [l]);
-  }
-  const out: { loop: LoopSummary; level: number }[] = [];
-  const seen = new Set<string>();
-  const top = loops.find((l) => l.loopId === root);
-  const stack: { loop: LoopSummary; level: number }[] = top ? [{ loop: top, level: 0 }] : (children.get(root) ?? []).map((loop) => ({ loop, level: 0 })).reverse();
-  while (stack.length > 0) {
-    const next = stack.pop()!;
-    if (seen.has(next.loop.loopId)) continue;
-    seen.add(next.loop.loopId);
-    out.push(next);
-    const kids = [...(children.get(next.loop.loopId) ?? [])].sort((a, b) => (a.loopId < b.loopId ? -1 : 1));
-    for (let i = kids.length - 1; i >= 0; i--) stack.push({ loop: kids[i]!, level: next.level + 1 });
-  }
-  return out;
-}
 
 export const loopsCommand: Command = {
   name: 'loops',
@@ -66,17 +42,13 @@ cost plus every descendant's, each loop once.
     });
     const limit = values.limit === undefined ? undefined : wholeNumberOption('limit', values.limit, 0);
     const ch = createClickHouse(config.clickhouse);
-    let loops: LoopSummary[];
+    let rows: ListedLoop[];
     try {
-      loops = await readLoops(ch);
+      const q = { idPrefix: values['id-prefix'], root: values.root, limit };
+      rows = await listLoops(ch, q, { lateMs: config.rollups.lateMs, maxLoops: config.rollups.scanLoops });
     } finally {
       await ch.close();
     }
-    const prefix = values['id-prefix'];
-    if (prefix !== undefined) loops = loops.filter((l) => l.loopId.startsWith(prefix));
-    const root = values.root;
-    let rows = root === undefined ? loops.map((loop) => ({ loop, level: 0 })) : treeOrder(loops.filter((l) => l.rootLoopId === root), root);
-    if (limit !== undefined) rows = rows.slice(0, limit);
     if (values.json) {
       out(JSON.stringify(rows.map((r) => r.loop)));
       return 0;

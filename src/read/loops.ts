@@ -4,7 +4,8 @@
  */
 import type { ClickHouseClient } from '@clickhouse/client';
 import { foldLoopTree } from '../account/loop-tree.js';
-import { loopSpawnLinks, runtimeLoopRows, type RuntimeLoopRow } from '../sink/clickhouse/reads.js';
+import { byBytes, loopSpawnLinks, loopSpawnLinksOf, runtimeLoopRows, runtimeLoopRowsOf, type RuntimeLoopRow } from '../sink/clickhouse/reads.js';
+import { inListChunks, queryRows } from '../sink/clickhouse/sql.js';
 
 /** One loop as `loops --json` prints it (the command's documented output). */
 export interface LoopSummary {
@@ -71,7 +72,172 @@ export function summarizeLoops(rows: readonly RuntimeLoopRow[], spawnedBy: Reado
   });
 }
 
-/** Every stored loop with its place in the tree (the whole tree is read: a root or a subtree sum needs every ancestor and descendant). */
+/** Every stored loop with its place in the tree (every loop read: a root or a subtree sum needs every ancestor and descendant). */
 export async function readLoops(ch: ClickHouseClient): Promise<LoopSummary[]> {
   return summarizeLoops(await runtimeLoopRows(ch), await loopSpawnLinks(ch));
+}
+
+/** What `agentledger loops` selects (its options). */
+export interface LoopsQuery {
+  readonly idPrefix?: string | undefined;
+  readonly root?: string | undefined;
+  readonly limit?: number | undefined;
+}
+
+/** One printed loop and its indentation (levels under the root, for --root). */
+export interface ListedLoop {
+  readonly loop: LoopSummary;
+  readonly level: number;
+}
+
+/** The loops of one tree, parents before children (siblings by id), for the indented view. */
+function treeOrder(loops: readonly LoopSummary[], root: string): ListedLoop[] {
+  const children = new Map<string, LoopSummary[]>();
+  for (const l of loops) {
+    if (l.loopId === root) continue;
+    const list = children.get(l.parentLoopId);
+    if (list) list.push(l);
+    else children.set(l.parentLoopId, [l]);
+  }
+  const out: ListedLoop[] = [];
+  const seen = new Set<string>();
+  const top = loops.find((l) => l.loopId === root);
+  const stack: ListedLoop[] = top ? [{ loop: top, level: 0 }] : (children.get(root) ?? []).map((loop) => ({ loop, level: 0 })).reverse();
+  while (stack.length > 0) {
+    const next = stack.pop()!;
+    if (seen.has(next.loop.loopId)) continue;
+    seen.add(next.loop.loopId);
+    out.push(next);
+    const kids = [...(children.get(next.loop.loopId) ?? [])].sort((a, b) => (a.loopId < b.loopId ? -1 : 1));
+    for (let i = kids.length - 1; i >= 0; i--) stack.push({ loop: kids[i]!, level: next.level + 1 });
+  }
+  return out;
+}
+
+/** What `loops` prints of every loop (readLoops()), in its order. */
+export function selectLoops(loops: LoopSummary[], q: LoopsQuery): ListedLoop[] {
+  const prefix = q.idPrefix;
+  if (prefix !== undefined) loops = loops.filter((l) => l.loopId.startsWith(prefix));
+  const root = q.root;
+  let rows = root === undefined ? loops.map((loop) => ({ loop, level: 0 })) : treeOrder(loops.filter((l) => l.rootLoopId === root), root);
+  if (q.limit !== undefined) rows = rows.slice(0, q.limit);
+  return rows;
+}
+
+/** `loops` from a read of every loop: the reference, and the answer when no rollup sweep has finished. */
+export async function listLoopsFromAll(ch: ClickHouseClient, q: LoopsQuery): Promise<ListedLoop[]> {
+  return selectLoops(await readLoops(ch), q);
+}
+
+export interface TreeReadOptions {
+  /** AGENTLEDGER_ROLLUP_LATE_MS: how far before the last sweep's newest ingest stamp rows count as stored since it. */
+  readonly lateMs: number;
+  /** Candidate loops above which the whole table is read instead (AGENTLEDGER_ROLLUP_SCAN_LOOPS). */
+  readonly maxLoops: number;
+  /** Told which read answered: 'trees' (the loops' trees by primary key: how many loops) or 'all' (every loop). For tests. */
+  readonly onRead?: (read: 'trees' | 'all', loops?: number) => void;
+}
+
+/**
+ * `loops` with --root or --limit: only the trees of the loops it prints are
+ * read, by primary key (docs/spend.md, "How `loops` reads"), and the answer is the one
+ * listLoopsFromAll() gives. Any other selection, or one whose trees cannot
+ * be bounded (no finished sweep, too many candidates), reads every loop.
+ */
+export async function listLoops(ch: ClickHouseClient, q: LoopsQuery, options: TreeReadOptions): Promise<ListedLoop[]> {
+  const all = (): Promise<ListedLoop[]> => {
+    options.onRead?.('all');
+    return listLoopsFromAll(ch, q);
+  };
+  if (q.limit === 0) return [];
+  let seeds: string[];
+  if (q.root !== undefined) seeds = [q.root];
+  else if (q.limit !== undefined && q.limit <= options.maxLoops) {
+    seeds = (await queryRows<{ loop_id: string }>(ch, 'loops_first', { prefix: q.idPrefix ?? '', n: q.limit })).map((r) => r.loop_id);
+    if (seeds.length === 0) return [];
+  } else return all();
+  const trees = await treeCandidates(ch, seeds, options);
+  if (trees === undefined) return all();
+  const [rows, spawnedBy] = await Promise.all([runtimeLoopRowsOf(ch, trees.loops), loopSpawnLinksOf(ch, trees.loops)]);
+  // A loop stored since the sweep that had a parent then and has none now
+  // may take it from a SubAgentSpawned stored long ago, by a loop no
+  // candidate names (its LoopStarted naming one replaced by one naming
+  // none): the candidates may miss that parent's tree.
+  const startedParent = new Map(rows.map((r) => [r.loopId, r.startedParent]));
+  for (const [loopId, before] of trees.parentsBefore) {
+    if (before !== '' && (startedParent.get(loopId) || spawnedBy.get(loopId) || '') === '') return all();
+  }
+  options.onRead?.('trees', trees.loops.length);
+  const loops = summarizeLoops(rows, spawnedBy);
+  if (q.root !== undefined) return selectLoops(loops, q);
+  // The first ids without FINAL are a superset of the stored loops' first ids:
+  // when each has its exact row, they are the first loops; else read all.
+  const byId = new Map(loops.map((l) => [l.loopId, l]));
+  const listed = seeds.map((id) => byId.get(id));
+  if (listed.some((l) => l === undefined) && seeds.length === q.limit) return all();
+  return listed.filter((l): l is LoopSummary => l !== undefined).map((loop) => ({ loop, level: 0 }));
+}
+
+/**
+ * A set of loops holding every loop of the trees of `seeds` (every loop
+ * linked to one of them, through parents and children, as the tree is
+ * stored now), or undefined when it cannot be bounded. Why it holds them:
+ * - loop_roots is the tree as the last finished rollup sweep folded it,
+ *   from every row stored up to its newest ingest stamp less
+ *   AGENTLEDGER_ROLLUP_LATE_MS (the margin the sweeps take for the same
+ *   reason); a loop's link to its parent can only have changed since
+ *   through a row stored since, of the child (its LoopStarted) or of the
+ *   parent (a SubAgentSpawned, a ForkedFrom that makes it a replay);
+ * - so every link of the tree now is either one loop_roots holds (a loop's
+ *   parent_loop_id), or has both ends among the loops stored since and the
+ *   parents and children their rows name;
+ * - the walk below follows both: loop_roots' parents, children and roots,
+ *   and the links of the loops stored since, until nothing new is found.
+ * One case escapes that: a loop stored since whose LoopStarted naming a
+ *   parent was replaced by one naming none takes its parent from a
+ *   SubAgentSpawned that may be stored long ago, by a loop neither side
+ *   names; listLoops() finds it (a parent then, none among the candidates
+ *   now) and reads every loop.
+ * The fold of these loops' exact rows (FINAL) is then the fold of every
+ * loop, for each loop of those trees.
+ */
+async function treeCandidates(
+  ch: ClickHouseClient,
+  seeds: readonly string[],
+  options: TreeReadOptions,
+): Promise<{ loops: string[]; parentsBefore: Map<string, string> } | undefined> {
+  const [swept] = await queryRows<{ swept_through: number | string; sweeps: number | string }>(ch, 'loops_swept');
+  if (Number(swept?.sweeps ?? 0) === 0) return undefined;
+  const since = Math.max(0, Number(swept?.swept_through ?? 0) - Math.ceil(options.lateMs / 1000));
+  const changed = await queryRows<{ loop_id: string; parents: string[]; children: string[] }>(
+    ch,
+    'loops_changed_since',
+    { since },
+  );
+  if (changed.length > options.maxLoops) return undefined;
+  const found = new Set<string>(seeds);
+  for (const c of changed) {
+    found.add(c.loop_id);
+    for (const p of c.parents) found.add(p);
+    for (const k of c.children) found.add(k);
+  }
+  // Each changed loop's parent as loop_roots holds it ('' when it holds none).
+  const parentsBefore = new Map(changed.map((c) => [c.loop_id, '']));
+  let frontier = [...found];
+  while (frontier.length > 0) {
+    const next: string[] = [];
+    for (const chunk of inListChunks(frontier, 60_000)) {
+      for (const r of await queryRows<{ loop_id: string; root_loop_id: string; parent_loop_id: string }>(ch, 'loop_roots_near', { loop_ids: chunk })) {
+        if (parentsBefore.has(r.loop_id) && r.parent_loop_id !== '') parentsBefore.set(r.loop_id, r.parent_loop_id);
+        for (const id of [r.loop_id, r.root_loop_id, r.parent_loop_id]) {
+          if (id === '' || found.has(id)) continue;
+          found.add(id);
+          next.push(id);
+        }
+      }
+    }
+    if (found.size > options.maxLoops) return undefined;
+    frontier = next;
+  }
+  return { loops: [...found].sort(byBytes), parentsBefore };
 }

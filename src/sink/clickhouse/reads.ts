@@ -9,7 +9,7 @@
  * Decimal128. Only counts that cannot pass 2^53 in practice become numbers.
  */
 import type { ClickHouseClient } from '@clickhouse/client';
-import { queryRows } from './sql.js';
+import { inListChunks, queryRows } from './sql.js';
 
 /** No LIMIT: ClickHouse's LIMIT takes a UInt64, and no table holds this many rows. */
 const NO_LIMIT = 2n ** 64n - 1n;
@@ -221,9 +221,7 @@ export interface RuntimeLoopRow {
 /** A Decimal128 sum read as text ('' when ANY LEFT JOIN found no row): exact. */
 const decimalText = (text: string): bigint => (text === '' ? 0n : BigInt(text));
 
-/** Every loop of the loop runtime, by loop id. */
-export async function runtimeLoopRows(ch: ClickHouseClient): Promise<RuntimeLoopRow[]> {
-  const rows = await read<{
+interface RuntimeLoopJson {
     loop_id: string;
     name: string;
     started_parent: string;
@@ -245,8 +243,33 @@ export async function runtimeLoopRows(ch: ClickHouseClient): Promise<RuntimeLoop
     model_cost: string;
     budget_cost: string;
     unverified_model_cost: string;
-  }>(ch, 'runtime_loop_rows');
-  return rows.map((r) => ({
+}
+
+/** loop_id IN lists per query: runtime_loop_rows_of.sql holds its list four times, and max_query_size is 262,144 bytes. */
+const ROWS_OF_LIST_BYTES = 50_000;
+
+/** Byte order of UTF-8 text, ClickHouse's order of String. */
+export const byBytes = (a: string, b: string): number => Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
+
+/** Every loop of the loop runtime, by loop id. */
+export async function runtimeLoopRows(ch: ClickHouseClient): Promise<RuntimeLoopRow[]> {
+  return (await read<RuntimeLoopJson>(ch, 'runtime_loop_rows')).map(loopRow);
+}
+
+/**
+ * The rows runtimeLoopRows() gives these loops (those stored), by loop id,
+ * read by primary key (runtime_loop_rows_of.sql), a chunk of ids per query.
+ */
+export async function runtimeLoopRowsOf(ch: ClickHouseClient, loopIds: readonly string[]): Promise<RuntimeLoopRow[]> {
+  const ids = [...new Set(loopIds)].sort(byBytes);
+  const out: RuntimeLoopRow[] = [];
+  // Chunks of sorted ids, each answered in id order: concatenated, still in id order.
+  for (const chunk of inListChunks(ids, ROWS_OF_LIST_BYTES)) out.push(...(await read<RuntimeLoopJson>(ch, 'runtime_loop_rows_of', { loop_ids: chunk })).map(loopRow));
+  return out;
+}
+
+function loopRow(r: RuntimeLoopJson): RuntimeLoopRow {
+  return {
     loopId: r.loop_id,
     name: r.name,
     startedParent: r.started_parent,
@@ -267,13 +290,24 @@ export async function runtimeLoopRows(ch: ClickHouseClient): Promise<RuntimeLoop
     modelCostPico: decimalText(r.model_cost),
     budgetPico: decimalText(r.budget_cost),
     unverifiedModelCostPico: decimalText(r.unverified_model_cost),
-  }));
+  };
 }
 
 /** The parent's side of the loop tree: child loop id -> the loop that spawned it (loop_spawn_links.sql). */
 export async function loopSpawnLinks(ch: ClickHouseClient): Promise<Map<string, string>> {
   const rows = await read<{ child: string; spawned_by: string }>(ch, 'loop_spawn_links');
   return new Map(rows.map((r) => [r.child, r.spawned_by]));
+}
+
+/** loopSpawnLinks() for the children these loops spawned (loop_spawn_links_of.sql, by primary key). */
+export async function loopSpawnLinksOf(ch: ClickHouseClient, spawners: readonly string[]): Promise<Map<string, string>> {
+  const links = new Map<string, string>();
+  for (const chunk of inListChunks([...new Set(spawners)].sort(byBytes), ROWS_OF_LIST_BYTES)) {
+    for (const r of await read<{ child: string; spawned_by: string }>(ch, 'loop_spawn_links_of', { loop_ids: chunk })) {
+      if (!links.has(r.child)) links.set(r.child, r.spawned_by);
+    }
+  }
+  return links;
 }
 
 /** Counted spend of one (source, owner, provider, model, day): owner is a loop id (runtime) or a session id (craze). */

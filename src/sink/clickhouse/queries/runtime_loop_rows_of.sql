@@ -1,0 +1,92 @@
+-- runtime_loop_rows.sql for the loops {loop_ids} only: the same columns and
+-- rules, with the views it reads (runtime_loops, runtime_spend, loop_forks,
+-- migration 0009) written out so that `loop_id IN {loop_ids}` stands inside
+-- each `envelopes FINAL` and the primary key finds the loops' ranges: 18.16
+-- does not reliably push a predicate into a view. A loop's row depends on its
+-- own envelopes only, so any chunk of loops reads the rows the whole read
+-- would give them (test/integration/loops-read.test.ts compares the two).
+-- param: loop_ids Array(String) ['loop-a', 'loop-b']
+SELECT loop_id, name, started_parent, started_depth, started, finished_outcome, finished_error,
+       iterations, subagents_spawned, subagents_completed, subagents_failed, forked_from, forked_at_seq,
+       toString(first_time) AS first_time_text, toString(last_time) AS last_time_text,
+       model_calls, input_tokens_sum, output_tokens_sum, model_cost, budget_cost, unverified_model_cost
+FROM
+(
+    SELECT
+        loop_id,
+        argMaxIf(loop_name, seq, kind_class = 'LoopStarted') AS name,
+        argMaxIf(parent_loop_id, seq, kind_class = 'LoopStarted') AS started_parent,
+        argMaxIf(depth, seq, kind_class = 'LoopStarted') AS started_depth,
+        countIf(kind_class = 'LoopStarted') > 0 AS started,
+        argMaxIf(outcome, seq, kind_class = 'LoopFinished') AS finished_outcome,
+        argMaxIf(error, seq, kind_class = 'LoopFinished') AS finished_error,
+        countIf(kind_class = 'IterationStarted' AND seq > replayed_to) AS iterations,
+        countIf(kind_class = 'SubAgentSpawned' AND seq > replayed_to) AS subagents_spawned,
+        countIf(kind_class = 'SubAgentCompleted' AND outcome = 'Completed' AND seq > replayed_to) AS subagents_completed,
+        countIf(kind_class = 'SubAgentCompleted' AND outcome != 'Completed' AND seq > replayed_to) AS subagents_failed,
+        argMaxIf(fork_source, seq, kind_class = 'ForkedFrom') AS forked_from,
+        maxIf(fork_at_seq, kind_class = 'ForkedFrom') AS forked_at_seq,
+        min(time) AS first_time,
+        max(time) AS last_time
+    FROM
+    (
+        SELECT loop_id, seq, time, kind_class, loop_name, parent_loop_id, depth, outcome, error, fork_source, fork_at_seq
+        FROM envelopes FINAL
+        WHERE loop_id IN {loop_ids:Array(String)} AND verdict NOT IN ('malformed', 'fork')
+    ) AS own
+    ANY LEFT JOIN
+    (
+        SELECT loop_id, max(fork_at_seq) AS replayed_to
+        FROM envelopes FINAL
+        WHERE loop_id IN {loop_ids:Array(String)} AND kind_class = 'ForkedFrom' AND verdict NOT IN ('malformed', 'fork')
+        GROUP BY loop_id
+    ) AS forks USING loop_id
+    GROUP BY loop_id
+) AS loops
+ANY LEFT JOIN
+(
+    WITH toDecimal128('1000000000000000000', 0) AS e18
+    SELECT loop_id, model_calls,
+        if(abs(input_total) < e18, toString(input_total - intDiv(input_total, e18) * e18),
+           concat(toString(intDiv(input_total, e18)), substring(toString(abs(input_total - intDiv(input_total, e18) * e18) + e18), 2))) AS input_tokens_sum,
+        if(abs(output_total) < e18, toString(output_total - intDiv(output_total, e18) * e18),
+           concat(toString(intDiv(output_total, e18)), substring(toString(abs(output_total - intDiv(output_total, e18) * e18) + e18), 2))) AS output_tokens_sum,
+        if(abs(model_total) < e18, toString(model_total - intDiv(model_total, e18) * e18),
+           concat(toString(intDiv(model_total, e18)), substring(toString(abs(model_total - intDiv(model_total, e18) * e18) + e18), 2))) AS model_cost,
+        if(abs(budget_total) < e18, toString(budget_total - intDiv(budget_total, e18) * e18),
+           concat(toString(intDiv(budget_total, e18)), substring(toString(abs(budget_total - intDiv(budget_total, e18) * e18) + e18), 2))) AS budget_cost,
+        if(abs(unverified_total) < e18, toString(unverified_total - intDiv(unverified_total, e18) * e18),
+           concat(toString(intDiv(unverified_total, e18)), substring(toString(abs(unverified_total - intDiv(unverified_total, e18) * e18) + e18), 2))) AS unverified_model_cost
+    FROM
+    (
+        SELECT
+            loop_id,
+            countIf(kind_class = 'ModelCalled' AND verified AND NOT replayed) AS model_calls,
+            sumIf(toDecimal128(input_tokens, 0), kind_class = 'ModelCalled' AND verified AND NOT replayed) AS input_total,
+            sumIf(toDecimal128(output_tokens, 0), kind_class = 'ModelCalled' AND verified AND NOT replayed) AS output_total,
+            sumIf(toDecimal128(cost_pico, 0), kind_class = 'ModelCalled' AND verified AND NOT replayed) AS model_total,
+            sumIf(toDecimal128(budget_pico, 0), kind_class = 'BudgetCharged' AND verified AND NOT replayed) AS budget_total,
+            sumIf(toDecimal128(cost_pico, 0), kind_class = 'ModelCalled' AND NOT verified AND NOT replayed) AS unverified_total
+        FROM
+        (
+            SELECT loop_id, kind_class, input_tokens, output_tokens, cost_pico, budget_pico,
+                   verdict IN ('ok', 'gap', 'time_regression') AS verified,
+                   seq <= replayed_to AS replayed
+            FROM
+            (
+                SELECT loop_id, seq, kind_class, verdict, input_tokens, output_tokens, cost_pico, budget_pico
+                FROM envelopes FINAL
+                WHERE loop_id IN {loop_ids:Array(String)} AND kind_class IN ('ModelCalled', 'BudgetCharged') AND verdict != 'malformed'
+            ) AS spend
+            ANY LEFT JOIN
+            (
+                SELECT loop_id, max(fork_at_seq) AS replayed_to
+                FROM envelopes FINAL
+                WHERE loop_id IN {loop_ids:Array(String)} AND kind_class = 'ForkedFrom' AND verdict NOT IN ('malformed', 'fork')
+                GROUP BY loop_id
+            ) AS forks USING loop_id
+        ) AS counted
+        GROUP BY loop_id
+    ) AS sums
+) AS spend USING loop_id
+ORDER BY loop_id;
