@@ -51,10 +51,9 @@ export interface VerdictCount {
   readonly loops: bigint;
 }
 
-/** One stored part's range of Kafka offsets in one Kafka partition (envelope_part_ranges.sql). */
+/** One stored part's range of Kafka offsets in one Kafka partition number, of any topic (envelope_part_ranges.sql). */
 export interface PartRange {
   readonly part: string;
-  readonly topic: string;
   readonly partition: number;
   readonly first: bigint;
   readonly last: bigint;
@@ -64,19 +63,19 @@ export interface PartRange {
  * Whether the parts named may hold two copies of one key. Two copies are one
  * Kafka record stored twice: same (topic, partition, offset), in two parts (one
  * insert holds a record once, a merge keeps one copy). So parts whose offset
- * ranges do not overlap in any Kafka partition hold no key twice. A part with
- * no range known (stored after the ranges were read) may.
+ * ranges do not overlap in any Kafka partition number hold no key twice (two
+ * topics' ranges are checked as one: an overlap only costs the FINAL read). A
+ * part with no range known (stored after the ranges were read) may.
  */
 export function partsMayDuplicate(ranges: readonly PartRange[], parts: ReadonlySet<string>): boolean {
   const known = new Set(ranges.map((r) => r.part));
   for (const p of parts) if (!known.has(p)) return true;
-  const byPartition = new Map<string, PartRange[]>();
+  const byPartition = new Map<number, PartRange[]>();
   for (const r of ranges) {
     if (!parts.has(r.part)) continue;
-    const key = JSON.stringify([r.topic, r.partition]);
-    const list = byPartition.get(key) ?? [];
+    const list = byPartition.get(r.partition) ?? [];
     list.push(r);
-    byPartition.set(key, list);
+    byPartition.set(r.partition, list);
   }
   for (const list of byPartition.values()) {
     list.sort((a, b) => (a.first < b.first ? -1 : a.first > b.first ? 1 : 0));
@@ -102,10 +101,10 @@ export function partsMayDuplicate(ranges: readonly PartRange[], parts: ReadonlyS
  * insert that no merge has collapsed yet, the FINAL read gives the answer.
  */
 export async function verdictCounts(ch: ClickHouseClient): Promise<VerdictCount[]> {
-  const ranges = await read<{ part: string; kafka_topic: string; kafka_partition: number; first_offset: Int64Json; last_offset: Int64Json }>(ch, 'envelope_part_ranges');
+  const ranges = await read<{ part: string; kafka_partition: number; first_offset: Int64Json; last_offset: Int64Json }>(ch, 'envelope_part_ranges');
   const rows = await read<{ verdict: string; envelopes: Int64Json; loops: Int64Json; parts: string[] }>(ch, 'chain_summary');
   const parts = new Set(rows.flatMap((r) => r.parts));
-  const stored = ranges.map((r) => ({ part: r.part, topic: r.kafka_topic, partition: Number(r.kafka_partition), first: BigInt(r.first_offset), last: BigInt(r.last_offset) }));
+  const stored = ranges.map((r) => ({ part: r.part, partition: Number(r.kafka_partition), first: BigInt(r.first_offset), last: BigInt(r.last_offset) }));
   const exact = partsMayDuplicate(stored, parts) ? await read<{ verdict: string; envelopes: Int64Json; loops: Int64Json }>(ch, 'chain_summary_final') : rows;
   return exact.map((r) => ({ verdict: r.verdict, envelopes: BigInt(r.envelopes), loops: BigInt(r.loops) }));
 }

@@ -141,7 +141,7 @@ test('crazeSessions: a since outside DateTime keeps every session (before 1970) 
 });
 
 test('verdictCounts and latestViolations keep 64-bit integers exact', async () => {
-  const ranges = [{ part: '202612_1_1_0', kafka_topic: 't', kafka_partition: 0, first_offset: '0', last_offset: '18446744073709551615' }];
+  const ranges = [{ part: '202612_1_1_0', kafka_partition: 0, first_offset: '0', last_offset: '18446744073709551615' }];
   const counts = answering({
     envelope_part_ranges: ranges,
     chain_summary: [{ verdict: 'ok', envelopes: '18446744073709551615', loops: 3, parts: ['202612_1_1_0'] }],
@@ -167,20 +167,20 @@ test('verdictCounts and latestViolations keep 64-bit integers exact', async () =
 });
 
 test('partsMayDuplicate: only parts whose offset ranges overlap in one Kafka partition may hold a key twice', () => {
-  const r = (part: string, topic: string, partition: number, first: bigint, last: bigint): PartRange => ({ part, topic, partition, first, last });
+  const r = (part: string, partition: number, first: bigint, last: bigint): PartRange => ({ part, partition, first, last });
   const all = (...names: string[]): Set<string> => new Set(names);
   // Consecutive batches: disjoint ranges, also when one part covers several partitions.
-  const apart = [r('a', 't', 0, 0n, 99n), r('a', 't', 1, 0n, 50n), r('b', 't', 0, 100n, 199n), r('b', 't', 1, 51n, 60n), r('c', 'u', 0, 0n, 10n)];
+  const apart = [r('a', 0, 0n, 99n), r('a', 1, 0n, 50n), r('b', 0, 100n, 199n), r('b', 1, 51n, 60n), r('c', 2, 0n, 10n)];
   assert.equal(partsMayDuplicate(apart, all('a', 'b', 'c')), false);
   // A retried insert: the same offsets again in another part.
-  assert.equal(partsMayDuplicate([...apart, r('d', 't', 1, 55n, 55n)], all('a', 'b', 'c', 'd')), true);
+  assert.equal(partsMayDuplicate([...apart, r('d', 1, 55n, 55n)], all('a', 'b', 'c', 'd')), true);
   // Nested: d lies inside a's range though not next to it once sorted.
-  assert.equal(partsMayDuplicate([r('a', 't', 0, 0n, 1000n), r('b', 't', 0, 10n, 20n), r('d', 't', 0, 500n, 501n)], all('a', 'b', 'd')), true);
+  assert.equal(partsMayDuplicate([r('a', 0, 0n, 1000n), r('b', 0, 10n, 20n), r('d', 0, 500n, 501n)], all('a', 'b', 'd')), true);
   // Touching at one offset is overlapping (that offset may be in both).
-  assert.equal(partsMayDuplicate([r('a', 't', 0, 0n, 10n), r('b', 't', 0, 10n, 20n)], all('a', 'b')), true);
+  assert.equal(partsMayDuplicate([r('a', 0, 0n, 10n), r('b', 0, 10n, 20n)], all('a', 'b')), true);
   // Only the parts read count; a part read but not in the ranges may duplicate.
-  assert.equal(partsMayDuplicate([r('a', 't', 0, 0n, 10n), r('b', 't', 0, 5n, 20n)], all('a')), false);
-  assert.equal(partsMayDuplicate([r('a', 't', 0, 0n, 10n)], all('a', 'z')), true);
+  assert.equal(partsMayDuplicate([r('a', 0, 0n, 10n), r('b', 0, 5n, 20n)], all('a')), false);
+  assert.equal(partsMayDuplicate([r('a', 0, 0n, 10n)], all('a', 'z')), true);
   assert.equal(partsMayDuplicate([], all()), false);
 });
 
