@@ -324,7 +324,7 @@ test('one flush is one part: one ingested_at per insert, however many Kafka batc
   await assertAgreement(ctx, p.sent);
 });
 
-test('chain_violations is a view of envelopes FINAL: no materialized view derives anything from a raw insert', { timeout: 60_000 }, async () => {
+test('chain_violations is a plain view of the envelopes (deduplicated as FINAL would, 0019): no materialized view derives anything from a raw insert', { timeout: 60_000 }, async () => {
   const ctx = await context('views', {});
   const tables = await query<{ name: string; engine: string }>(ctx, 'SELECT name, engine FROM system.tables WHERE database = currentDatabase() ORDER BY name');
   assert.equal(tables.find((t) => t.name === 'chain_violations')?.engine, 'View');

@@ -379,7 +379,7 @@ def main(argv: list[str]) -> int:
                  "WHERE database = currentDatabase() AND table = 'envelopes_probe' ORDER BY position))", "1")
             fact("<facts>: a row inserted with the columns of 0001 only (an older consumer) reads the facts' defaults",
                  "SELECT cost_pico, cost_usd_text, fork_at_seq, tool_is_error FROM envelopes WHERE kafka_offset = 1", "0\t\t0\t0")
-            fact("<facts>: chain_violations is a view of envelopes FINAL",
+            fact("<facts>: chain_violations is a view (flagged envelopes first, 0019)",
                  "SELECT engine FROM system.tables WHERE database = currentDatabase() AND name = 'chain_violations'", "View")
 
             # After the facts: they count the parts of envelopes, which the dashboard's rows add to.

@@ -1,6 +1,8 @@
--- Loops, envelopes and verdict counts over the stored envelopes. FINAL applies
--- the ReplacingMergeTree's deduplication at query time.
-SELECT verdict, count() AS envelopes, uniqExact(loop_id) AS loops
-FROM envelopes FINAL
+-- Envelopes and loops per verdict, without FINAL, and the parts read (their
+-- `_part` names). Equal to the FINAL read (chain_summary_final.sql) when no
+-- two of those parts can hold a copy of one key: reads.ts verdictCounts
+-- checks that from envelope_part_ranges.sql before it trusts these counts.
+SELECT verdict, count() AS envelopes, uniqExact(loop_id) AS loops, groupUniqArray(_part) AS parts
+FROM envelopes
 GROUP BY verdict
 ORDER BY verdict;
