@@ -66,9 +66,23 @@ CREATE VIEW chain_violations (
     kafka_offset UInt64,
     ingested_at DateTime('UTC')
 )
-AS SELECT loop_id, seq, verdict, detail, kind, time, time_text, hash AS carried_hash, computed_hash AS expected_hash, payload, evidence, kafka_topic, kafka_partition, kafka_offset, ingested_at
-FROM envelopes FINAL
-WHERE verdict != 'ok';
+AS SELECT loop_id, seq, chosen_verdict AS verdict, chosen_detail AS detail, chosen_kind AS kind, chosen_time AS time, chosen_time_text AS time_text, chosen_hash AS carried_hash, chosen_computed AS expected_hash, chosen_payload AS payload, chosen_evidence AS evidence, kafka_topic, kafka_partition, kafka_offset, chosen_ingested AS ingested_at
+FROM (
+    SELECT loop_id, seq, kafka_topic, kafka_partition, kafka_offset, argMax(verdict, stored_order) AS chosen_verdict, argMax(detail, stored_order) AS chosen_detail, argMax(kind, stored_order) AS chosen_kind, argMax(time, stored_order) AS chosen_time, argMax(time_text, stored_order) AS chosen_time_text, argMax(hash, stored_order) AS chosen_hash, argMax(computed_hash, stored_order) AS chosen_computed, argMax(payload, stored_order) AS chosen_payload, argMax(evidence, stored_order) AS chosen_evidence, argMax(ingested_at, stored_order) AS chosen_ingested
+    FROM (
+        SELECT loop_id, seq, kafka_topic, kafka_partition, kafka_offset, verdict, detail, kind, time, time_text, hash, computed_hash, payload, evidence, ingested_at, (splitByChar('_', _part)[1], toUInt64(splitByChar('_', _part)[2])) AS stored_order
+        FROM envelopes
+        PREWHERE verdict != 'ok'
+        UNION ALL
+        SELECT loop_id, seq, kafka_topic, kafka_partition, kafka_offset, verdict, '' AS detail, '' AS kind, toDateTime(0, 'UTC') AS time, '' AS time_text, '' AS hash, '' AS computed_hash, '' AS payload, '' AS evidence, toDateTime(0, 'UTC') AS ingested_at, (splitByChar('_', _part)[1], toUInt64(splitByChar('_', _part)[2])) AS stored_order
+        FROM envelopes
+        PREWHERE kafka_offset IN (
+            SELECT kafka_offset
+            FROM envelopes
+            PREWHERE verdict != 'ok')
+        WHERE verdict = 'ok') AS copies
+    GROUP BY loop_id, seq, kafka_topic, kafka_partition, kafka_offset) AS kept
+WHERE chosen_verdict != 'ok';
 
 CREATE VIEW convergence_warnings (
     detector String,
