@@ -8,13 +8,13 @@ import { say } from './options.js';
 
 /** Spawned children still running: stopped on the way out, whatever happens. */
 export const children = new Set<ChildProcess>();
-export const REPO = new URL('../../', import.meta.url).pathname;
+export const REPO = new URL('../../../', import.meta.url).pathname;
 
 /**
- * Runs the CLI of this same build (dist/src/cli/main.js next to this file),
+ * Runs the CLI of this same build (dist/src/cli/main.js, two folders up),
  * not bin/agentledger.js, which loads dist/ and may be another build.
  */
-export const CLI_MAIN = new URL('../src/cli/main.js', import.meta.url).href;
+export const CLI_MAIN = new URL('../../src/cli/main.js', import.meta.url).href;
 
 export function cli(argv: string[], e: Record<string, string>, onErrLine?: (line: string) => void): { child: ChildProcess; done: Promise<{ code: number | null; out: string; err: string }> } {
   const launcher = `const { main } = await import(${JSON.stringify(CLI_MAIN)}); process.exitCode = await main(process.argv.slice(1));`;
