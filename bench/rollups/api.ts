@@ -53,7 +53,7 @@ export const API_REQUESTS: readonly ApiRequest[] = [
   { name: 'series hour by model 7d', path: `/api/series?step=hour&by=model&since=${SINCE_7D}&until=${UNTIL}` },
   { name: 'series day by name 30d', path: `/api/series?step=day&by=name&since=${SINCE_30D}&until=${UNTIL}` },
   { name: 'tree root=ROOT', path: '/api/tree?root={root}' },
-  { name: 'violations limit=50', path: '/api/violations?limit=50' },
+  { name: 'violations limit=50 since 30d', path: `/api/violations?limit=50&since=${SINCE_30D}` },
   { name: 'reconciliation limit=50', path: '/api/reconciliation?limit=50' },
 ];
 
