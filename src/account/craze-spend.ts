@@ -28,7 +28,7 @@
  * spend, its turn starts are no boundary of the session's turn figure, and
  * its `state.model` is not the session's model.
  */
-import { SPEND_FIELDS } from '../decode/craze.js';
+import { SPEND_FIELDS } from '../decode/craze-state.js';
 import { INT64_MAX } from '../money/int64-text.js';
 
 /** One Spend section of a usage report; token counts and cost as bigint. */

@@ -23,7 +23,7 @@ import { generateTraffic, malformedRecords } from '../../src/demo/traffic/index.
 import { createLogger } from '../../src/observability/logger.js';
 import { createClickHouse } from '../../src/sink/clickhouse/client.js';
 import { migrate } from '../../src/sink/clickhouse/migrate.js';
-import { latestViolations, partsMayDuplicate, verdictCounts } from '../../src/sink/clickhouse/reads.js';
+import { latestViolations, partsMayDuplicate, verdictCounts } from '../../src/sink/clickhouse/chain-reads.js';
 import { queryRows } from '../../src/sink/clickhouse/sql.js';
 import { command, query } from '../support/clickhouse.js';
 import { testContext, type TestContext } from '../support/context.js';

@@ -21,7 +21,8 @@ import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
-import { CRAZE_EVENT_TYPES, decodeCrazeEvent, decodeCrazeRecord, type CrazeRecord } from '../../../src/decode/craze.js';
+import { CRAZE_EVENT_TYPES } from '../../../src/decode/craze-event.js';
+import { decodeCrazeEvent, decodeCrazeRecord, type CrazeRecord } from '../../../src/decode/craze.js';
 import { objectMembers } from '../../../src/decode/json-spans.js';
 import { exactIntegerText } from '../../../src/money/int64-text.js';
 

@@ -9,7 +9,9 @@ import { test } from 'node:test';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { parseSince } from '../../../src/read/since.js';
 import { UsageError } from '../../../src/cli/command.js';
-import { crazeSessions, latestViolations, partsMayDuplicate, serverVersion, verdictCounts, type PartRange } from '../../../src/sink/clickhouse/reads.js';
+import { latestViolations, partsMayDuplicate, verdictCounts, type PartRange } from '../../../src/sink/clickhouse/chain-reads.js';
+import { serverVersion } from '../../../src/sink/clickhouse/reads.js';
+import { crazeSessions } from '../../../src/sink/clickhouse/session-reads.js';
 
 /** A client that records each query and answers with the given rows. */
 function fakeClient(rows: unknown[]): { ch: ClickHouseClient; sent: string[] } {
