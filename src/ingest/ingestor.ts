@@ -63,8 +63,6 @@ export interface IngestDeps {
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-export { failureKind, membershipError };
-
 export class Ingestor {
   private readonly consumer: Consumer;
   private readonly producer: Producer;
