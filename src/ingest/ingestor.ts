@@ -282,6 +282,8 @@ export class Ingestor {
       this.pending.deadLetters.push(...outcome.deadLetters);
     }
     const after = BigInt(batch.lastOffset()) + 1n;
+    // A batch wholly below the progress (a redelivery) must not move it back: the records past it would be judged twice.
+    if (after <= from) return;
     if (this.pending.positions.size === 0) this.pending.since = Date.now();
     this.pending.positions.set(tp, { topic, partition, offset: after.toString() });
     this.progress.set(tp, after);
