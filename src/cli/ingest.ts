@@ -14,6 +14,7 @@ import { ALERT_EVALUATIONS_QUEUE } from '../jobs/queues.js';
 import { createProducerRedis } from '../jobs/redis.js';
 import type { KafkaColumns } from '../rows/rows.js';
 import { StallWatchdog } from '../ingest/stall-watchdog.js';
+import { kafkaEdges } from '../ingest/group.js';
 import { Ingestor } from '../ingest/ingestor.js';
 import { createKafka } from '../sources/kafka.js';
 import { migratorSettings } from '../config/index.js';
@@ -86,7 +87,7 @@ Options:
       trigger = new AlertTrigger(send, log, (result, n) => metrics.alertEvaluations.inc({ result }, n), config.alerts.evaluateGapMs);
     }
     const onDurable = trigger && ((rows: readonly KafkaColumns[]) => trigger.durable(rows));
-    const ingestor = new Ingestor({ kafka: createKafka(config.kafka, log), clickhouse, config, log, metrics, ...(onDurable ? { onDurable } : {}) }, streams);
+    const ingestor = new Ingestor({ edges: kafkaEdges(createKafka(config.kafka, log), clickhouse, config), config, log, metrics, ...(onDurable ? { onDurable } : {}) }, streams);
 
     let exitCode = 0;
     let resolveDone: () => void = () => undefined;

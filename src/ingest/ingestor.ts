@@ -33,10 +33,7 @@
  *    harmless: verdicts are a pure function of durable state and the records,
  *    so its rows are the owner's rows and collapse with them.
  */
-import type { ClickHouseClient } from '@clickhouse/client';
-import type { Consumer, EachBatchPayload, Kafka, Producer } from 'kafkajs';
 import { asError, failureMessage, within } from '../observability/errors.js';
-import { settleQuery } from '../sink/clickhouse/sql.js';
 import type { Config } from '../config/index.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
@@ -44,30 +41,29 @@ import type { KafkaColumns } from '../rows/rows.js';
 import { KEY_MISMATCH } from '../pipeline/envelopes.js';
 import type { SourceRecord, Stream, StreamBatch } from '../pipeline/stream.js';
 import { undecodableBatch } from '../sources/codecs.js';
-import { createReliableProducer, ensureTopics, TOPIC_CONFIG } from '../sources/kafka.js';
 import { failureKind, membershipError } from './failures.js';
 import { Flusher, where } from './flusher.js';
-import { uncommittedRecords } from './lag.js';
+import type { BatchPayload, GroupBatch, GroupListener, IngestEdges } from './group.js';
+import { ReadBack } from './read-back.js';
 import { BatchRetry } from './retry.js';
-import { concatBatches, emptyPending, insertBytes, sinceOf, type Flight } from './pending.js';
+import { concatBatches, emptyPending, insertBytes, type Flight } from './pending.js';
 
 export interface IngestDeps {
-  readonly kafka: Kafka;
-  readonly clickhouse: ClickHouseClient;
+  /** The consumer group, the dead-letter producer and ClickHouse's query control: kafkaEdges() in production, a fake in unit tests. */
+  readonly edges: IngestEdges;
   readonly config: Config;
   readonly log: Logger;
   readonly metrics: Metrics;
   /** Told each stream's rows once they are durable (after the derived writes, before the commit); must not block. */
   readonly onDurable?: (rows: readonly KafkaColumns[]) => void;
+  /** The wait between tries of a failed batch or final flush; a timer by default. */
+  readonly sleep?: (ms: number) => Promise<void>;
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-export { failureKind, membershipError };
-
 export class Ingestor {
-  private readonly consumer: Consumer;
-  private readonly producer: Producer;
+  private readonly edges: IngestEdges;
   private readonly byTopic: Map<string, Stream>;
   /** Next offset to process per "topic:partition"; absent until read back from ClickHouse. */
   private readonly progress = new Map<string, bigint>();
@@ -75,8 +71,8 @@ export class Ingestor {
   private readonly flusher: Flusher;
   /** Step 4: a batch's work retried with heartbeats. */
   private readonly retry: BatchRetry;
-  /** The group's committed offsets and their metadata per topic, read once per generation. */
-  private readonly committed = new Map<string, Promise<Map<number, { offset: string; metadata: string | null }>>>();
+  /** Step 1: where each partition resumes. */
+  private readonly resume: ReadBack;
   private pending = emptyPending();
   /** The sealed buffer whose flush is in flight, or failed and due again. */
   private inflight: Flight | undefined;
@@ -114,38 +110,15 @@ export class Ingestor {
     private readonly deps: IngestDeps,
     private readonly streams: readonly Stream[],
   ) {
-    const { kafka, config } = deps;
+    const { edges, config } = deps;
+    this.edges = edges;
     this.byTopic = new Map(streams.map((s) => [s.topic, s]));
-    this.consumer = kafka.consumer({
-      groupId: config.kafka.groupId,
-      sessionTimeout: config.kafka.sessionTimeoutMs,
-      heartbeatInterval: Math.max(1000, Math.floor(config.kafka.sessionTimeoutMs / 10)),
-      // One fetch is judged as one batch: its size bounds the records in memory at once.
-      maxBytesPerPartition: config.kafka.fetchPartitionBytes,
-      maxBytes: 8 * config.kafka.fetchPartitionBytes,
-    });
-    this.producer = createReliableProducer(kafka);
+    this.resume = new ReadBack(edges, deps.log);
     this.flusher = new Flusher({
       ports: {
-        commit: (positions, what) => within(this.consumer.commitOffsets([...positions]), config.kafka.sessionTimeoutMs, what),
-        sendDeadLetters: async (letters) => {
-          await this.producer.send({
-            topic: config.kafka.topics.deadLetter,
-            acks: -1,
-            messages: letters.map((d) => ({
-              key: d.record.key,
-              value: d.record.value,
-              headers: {
-                ...d.record.headers,
-                'x-agentledger-reason': d.reason,
-                'x-source-topic': d.record.topic,
-                'x-source-partition': String(d.record.partition),
-                'x-source-offset': d.record.offset,
-              },
-            })),
-          });
-        },
-        settle: (queryId) => settleQuery(deps.clickhouse, queryId),
+        commit: (positions, what) => within(edges.commit(positions), config.kafka.sessionTimeoutMs, what),
+        sendDeadLetters: (letters) => edges.sendDeadLetters(letters),
+        settle: (queryId) => edges.settle(queryId),
       },
       metrics: deps.metrics,
       log: deps.log,
@@ -161,63 +134,17 @@ export class Ingestor {
       onRetry: (message) => (this.lastFailure = message),
       onFatal: (err) => this.onFatal(err),
       onHeartbeatFailed: () => (this.flusher.fenced = true),
+      ...(deps.sleep ? { sleep: deps.sleep } : {}),
     });
   }
 
   async start(): Promise<void> {
-    const { config, log } = this.deps;
     const topics = this.streams.map((s) => s.topic);
-    await ensureTopics(this.deps.kafka, [...topics, config.kafka.topics.deadLetter].map((topic) => ({ topic, configEntries: TOPIC_CONFIG })));
-    await this.producer.connect();
-    await this.consumer.connect();
-    this.consumer.on(this.consumer.events.REBALANCING, () => {
-      this.rebalancing = true;
-    });
-    this.consumer.on(this.consumer.events.GROUP_JOIN, (e) => {
-      // Step 5: whatever was buffered belongs to the previous generation.
-      this.rebalancing = false;
-      this.joined = true;
-      // Idleness is measured from owning partitions, not from waiting for them
-      // (a killed member holds its partitions until its session times out).
-      this.lastActivity = Date.now();
-      this.lastProgress = Date.now();
-      this.generation++;
-      this.assignment = e.payload.memberAssignment;
-      this.dropState();
-      this.flusher.fenced = false;
-      log.info('joined consumer group', { memberId: e.payload.memberId, assignment: e.payload.memberAssignment });
-    });
-    // A fetch whose records were all filtered out by kafkajs (a transaction's
-    // control records, an aborted transaction's records) never reaches
-    // eachBatch, yet its offsets must be committed too, or the group never
-    // reaches the end of the partition (idle exit, lag, the stall watchdog).
-    this.consumer.on(this.consumer.events.END_BATCH_PROCESS, ({ payload }) => {
-      if (payload.batchSize !== 0 || this.stopping || !this.settled) return;
-      const generation = this.generation;
-      void this.withLock(() => (generation === this.generation ? this.passFiltered(payload.topic, payload.partition, payload.lastOffset) : Promise.resolve())).catch(
-        (err: unknown) => this.deps.log.warn('could not record the offsets of filtered records; the next batch records them', { topic: payload.topic, partition: payload.partition, error: failureMessage(err) }),
-      );
-    });
-    this.consumer.on(this.consumer.events.CRASH, (e) => {
-      // A batch kafkajs cannot decode is read again by every retry and every
-      // restart: counted, and fatal with where it is (never skipped: its
-      // records would be lost without a trace).
-      const undecodable = undecodableBatch(e.payload.error);
-      if (undecodable) {
-        const { topic, partition } = undecodable.place;
-        this.deps.metrics.undecodableBatches.inc({ topic: topic ?? 'unknown', partition: partition === undefined ? 'unknown' : String(partition) });
-      }
-      if (!e.payload.restart) this.onFatal(undecodable ?? e.payload.error);
-      else log.warn('consumer restarting after an error', { error: e.payload.error.message });
-    });
-    await this.consumer.subscribe({ topics, fromBeginning: true });
-    await this.consumer.run({
-      autoCommit: false,
-      eachBatchAutoResolve: false,
-      partitionsConsumedConcurrently: 1,
-      eachBatch: (payload) => this.eachBatch(payload),
-    });
-    const tick = Math.max(50, Math.floor(config.batch.maxWaitMs / 2));
+    await this.edges.ensureTopics([...topics, this.deps.config.kafka.topics.deadLetter]);
+    await this.edges.connect();
+    this.edges.listen(this.membership());
+    await this.edges.run(topics, (payload) => this.eachBatch(payload));
+    const tick = Math.max(50, Math.floor(this.deps.config.batch.maxWaitMs / 2));
     this.timer = setInterval(() => {
       if (this.inFlight === 0 && !this.stopping && !this.flusher.fenced) {
         // The next batch retries a failed timer flush; meanwhile it is counted and said.
@@ -234,6 +161,53 @@ export class Ingestor {
     }, tick);
   }
 
+  /** What this member does when the group moves: steps 5 and 6, and a crash. */
+  private membership(): GroupListener {
+    const { log, metrics } = this.deps;
+    return {
+      rebalancing: () => {
+        this.rebalancing = true;
+      },
+      joined: (memberId, assignment) => {
+        // Step 5: whatever was buffered belongs to the previous generation.
+        this.rebalancing = false;
+        this.joined = true;
+        // Idleness is measured from owning partitions, not from waiting for them
+        // (a killed member holds its partitions until its session times out).
+        this.lastActivity = Date.now();
+        this.lastProgress = Date.now();
+        this.generation++;
+        this.assignment = assignment;
+        this.dropState();
+        this.flusher.fenced = false;
+        log.info('joined consumer group', { memberId, assignment });
+      },
+      // A fetch whose records were all filtered out by kafkajs (a transaction's
+      // control records, an aborted transaction's records) never reaches
+      // eachBatch, yet its offsets must be committed too, or the group never
+      // reaches the end of the partition (idle exit, lag, the stall watchdog).
+      batchEnded: (topic, partition, batchSize, lastOffset) => {
+        if (batchSize !== 0 || this.stopping || !this.settled) return;
+        const generation = this.generation;
+        void this.withLock(() => (generation === this.generation ? this.passFiltered(topic, partition, lastOffset) : Promise.resolve())).catch((err: unknown) =>
+          log.warn('could not record the offsets of filtered records; the next batch records them', { topic, partition, error: failureMessage(err) }),
+        );
+      },
+      crashed: (error, restart) => {
+        // A batch kafkajs cannot decode is read again by every retry and every
+        // restart: counted, and fatal with where it is (never skipped: its
+        // records would be lost without a trace).
+        const undecodable = undecodableBatch(error);
+        if (undecodable) {
+          const { topic, partition } = undecodable.place;
+          metrics.undecodableBatches.inc({ topic: topic ?? 'unknown', partition: partition === undefined ? 'unknown' : String(partition) });
+        }
+        if (!restart) this.onFatal(undecodable ?? error);
+        else log.warn('consumer restarting after an error', { error: error.message });
+      },
+    };
+  }
+
   /** Forgets the buffer and everything read back: it belongs to a generation this member no longer owns. */
   private dropState(): void {
     this.pending.dropped = true;
@@ -242,7 +216,7 @@ export class Ingestor {
     this.inflight = undefined;
     this.progress.clear();
     this.flusher.durable.clear();
-    this.committed.clear();
+    this.resume.clear();
     for (const stream of this.streams) stream.reset();
   }
 
@@ -252,7 +226,7 @@ export class Ingestor {
     return run;
   }
 
-  private async eachBatch(payload: EachBatchPayload): Promise<void> {
+  private async eachBatch(payload: BatchPayload): Promise<void> {
     const { batch, resolveOffset, heartbeat, isRunning, isStale } = payload;
     if (this.stopping || !isRunning() || isStale() || batch.messages.length === 0) return;
     this.inFlight++;
@@ -279,7 +253,7 @@ export class Ingestor {
     }
   }
 
-  private async processBatch(batch: EachBatchPayload['batch']): Promise<void> {
+  private async processBatch(batch: GroupBatch): Promise<void> {
     const { topic, partition } = batch;
     const stream = this.byTopic.get(topic);
     if (!stream) throw new Error(`no stream for topic ${topic}`);
@@ -308,6 +282,8 @@ export class Ingestor {
       this.pending.deadLetters.push(...outcome.deadLetters);
     }
     const after = BigInt(batch.lastOffset()) + 1n;
+    // A batch wholly below the progress (a redelivery) must not move it back: the records past it would be judged twice.
+    if (after <= from) return;
     if (this.pending.positions.size === 0) this.pending.since = Date.now();
     this.pending.positions.set(tp, { topic, partition, offset: after.toString() });
     this.progress.set(tp, after);
@@ -332,29 +308,12 @@ export class Ingestor {
     this.progress.set(tp, after);
   }
 
-  /**
-   * Step 1: where a partition resumes, read back on its first batch of a
-   * generation. The last commit dates the rows it does not cover, so only
-   * recent parts are read; its offset is durable already (committed after
-   * the insert), and the stored rows say how far past it they reach.
-   */
+  /** Step 1: where a partition resumes, read back on its first batch of a generation. */
   private async readBack(stream: Stream, topic: string, partition: number): Promise<bigint> {
-    const tp = `${topic}:${partition}`;
-    const commit = (await this.committedOffsets(topic)).get(partition);
-    const since = sinceOf(commit?.metadata);
-    const stored = await stream.progress(partition, since);
-    const committed = commit && Number(commit.offset) >= 0 ? BigInt(commit.offset) : 0n;
-    // Rows past the commit: their writer may have died between its insert
-    // and its derived writes. Made again now, before any head is read back
-    // (heads are read from the derived table alone); all of them when the
-    // derived table lost every row of the partition.
-    if (await stream.derivedLost(partition)) {
-      this.deps.log.warn('the derived rows of this partition are all gone; writing them again from its stored rows', { stream: stream.name, topic, partition });
-      await stream.rederive(partition, 0n, 0);
-    } else if (stored > committed) await stream.rederive(partition, committed, since);
-    const next = stored > committed ? stored : committed;
-    this.progress.set(tp, next);
-    this.flusher.durable.set(tp, { topic, partition, offset: next.toString(), ...(commit?.metadata ? { metadata: commit.metadata } : {}) });
+    const durable = await this.resume.resume(stream, topic, partition);
+    const next = BigInt(durable.offset);
+    this.progress.set(`${topic}:${partition}`, next);
+    this.flusher.durable.set(`${topic}:${partition}`, durable);
     return next;
   }
 
@@ -381,27 +340,6 @@ export class Ingestor {
       const first = await this.processIsolating(stream, records.slice(0, half));
       return concatBatches(first, await this.processIsolating(stream, records.slice(half)));
     }
-  }
-
-  /** The group's committed offsets of a topic, with their metadata: read once per generation. */
-  private committedOffsets(topic: string): Promise<Map<number, { offset: string; metadata: string | null }>> {
-    let found = this.committed.get(topic);
-    if (!found) {
-      found = (async () => {
-        const admin = this.deps.kafka.admin();
-        await admin.connect();
-        try {
-          const [offsets] = await admin.fetchOffsets({ groupId: this.deps.config.kafka.groupId, topics: [topic] });
-          return new Map((offsets?.partitions ?? []).map((p) => [p.partition, { offset: p.offset, metadata: p.metadata }]));
-        } finally {
-          await admin.disconnect();
-        }
-      })();
-      // A failed read is retried by the next batch, not cached.
-      found.catch(() => this.committed.delete(topic));
-      this.committed.set(topic, found);
-    }
-    return found;
   }
 
   /**
@@ -473,7 +411,7 @@ export class Ingestor {
       this.pending = emptyPending();
       for (const [tp, start] of next.starts) {
         this.progress.set(tp, BigInt(start.offset));
-        this.consumer.seek({ topic: start.topic, partition: start.partition, offset: start.offset });
+        this.edges.seek(start.topic, start.partition, start.offset);
       }
       this.deps.log.info('read back after rows the server refused: the batches judged meanwhile are judged again', { partitions: [...next.starts.keys()] });
       for (const stream of this.streams) stream.reset();
@@ -489,12 +427,12 @@ export class Ingestor {
    * killed member still holds until its session times out.
    */
   async caughtUp(): Promise<boolean> {
-    return (await uncommittedRecords(this.deps.kafka, this.deps.config.kafka.groupId, this.streams.map((s) => s.topic))) === 0n;
+    return (await this.edges.uncommitted(this.streams.map((s) => s.topic))) === 0n;
   }
 
   /** Records waiting in the partitions this member was given (past the group's commit): what the stall watchdog asks. */
   waiting(): Promise<bigint> {
-    return uncommittedRecords(this.deps.kafka, this.deps.config.kafka.groupId, this.streams.map((s) => s.topic), this.assignment);
+    return this.edges.uncommitted(this.streams.map((s) => s.topic), this.assignment);
   }
 
   /** Rows and dead letters waiting for a flush. */
@@ -514,7 +452,7 @@ export class Ingestor {
     this.stopping = true;
     if (this.timer) clearInterval(this.timer);
     try {
-      this.consumer.pause(this.streams.map((s) => ({ topic: s.topic })));
+      this.edges.pause(this.streams.map((s) => s.topic));
     } catch {
       // A consumer kafkajs stopped for good (a crash it does not restart from) has no group left to pause.
     }
@@ -531,11 +469,10 @@ export class Ingestor {
           attempt: attempt + 1,
           error: failureMessage(err),
         });
-        await sleep(500 * (attempt + 1));
+        await (this.deps.sleep ?? sleep)(500 * (attempt + 1));
       }
     }
-    await this.consumer.disconnect();
-    await this.producer.disconnect();
+    await this.edges.disconnect();
     return flushed;
   }
 }

@@ -13,6 +13,7 @@ import { createLogger } from '../../src/observability/logger.js';
 import { migrate } from '../../src/sink/clickhouse/migrate.js';
 import { createMetrics } from '../../src/observability/metrics.js';
 import { createClickHouse } from '../../src/sink/clickhouse/client.js';
+import { kafkaEdges } from '../../src/ingest/group.js';
 import { Ingestor } from '../../src/ingest/ingestor.js';
 import { createKafka, ensureTopics } from '../../src/sources/kafka.js';
 import type { SourceRecord, Stream, StreamBatch } from '../../src/pipeline/stream.js';
@@ -84,7 +85,7 @@ test('a retried flush whose first insert landed stores nothing twice', { timeout
 
   const stream = new LostAnswerStream(topic);
   const clickhouse = createClickHouse(ctx.config.clickhouse);
-  const ingestor = new Ingestor({ kafka, clickhouse, config: ctx.config, log, metrics: createMetrics() }, [stream]);
+  const ingestor = new Ingestor({ edges: kafkaEdges(kafka, clickhouse, ctx.config), config: ctx.config, log, metrics: createMetrics() }, [stream]);
   await ingestor.start();
   for (let i = 0; i < 400 && (stream.stored.length < 50 || ingestor.buffered > 0); i++) await sleep(50);
   await sleep(500);

@@ -27,6 +27,7 @@ import { createClickHouse } from '../../src/sink/clickhouse/client.js';
 import { EnvelopeStore } from '../../src/sink/clickhouse/envelope-store.js';
 import { migrate } from '../../src/sink/clickhouse/migrate.js';
 import type { EnvelopeRow } from '../../src/rows/rows.js';
+import { kafkaEdges } from '../../src/ingest/group.js';
 import { Ingestor } from '../../src/ingest/ingestor.js';
 import { createKafka, ensureTopics, TOPIC_CONFIG } from '../../src/sources/kafka.js';
 import { testContext, type TestContext } from '../support/context.js';
@@ -230,7 +231,7 @@ test('a row or a query ClickHouse refuses is traced to its record: dead-lettered
 
   const clickhouse = createClickHouse(ctx.config.clickhouse);
   const metrics = createMetrics();
-  const ingestor = new Ingestor({ kafka, clickhouse, config: ctx.config, log, metrics }, [new HoledStream(topic, new EnvelopeStore(clickhouse), clickhouse)]);
+  const ingestor = new Ingestor({ edges: kafkaEdges(kafka, clickhouse, ctx.config), config: ctx.config, log, metrics }, [new HoledStream(topic, new EnvelopeStore(clickhouse), clickhouse)]);
   let fatal: Error | undefined;
   ingestor.onFatal = (err) => (fatal = err);
   await ingestor.start();

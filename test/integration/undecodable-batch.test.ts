@@ -24,6 +24,7 @@ import { EnvelopeStream } from '../../src/pipeline/envelopes.js';
 import { createClickHouse } from '../../src/sink/clickhouse/client.js';
 import { EnvelopeStore } from '../../src/sink/clickhouse/envelope-store.js';
 import { migrate } from '../../src/sink/clickhouse/migrate.js';
+import { kafkaEdges } from '../../src/ingest/group.js';
 import { Ingestor } from '../../src/ingest/ingestor.js';
 import { createKafka, ensureTopics, TOPIC_CONFIG } from '../../src/sources/kafka.js';
 import { runToEnd } from '../support/cli-run.js';
@@ -112,7 +113,7 @@ test('a corrupt gzip batch: ingest stops with one line naming topic, partition, 
   const clickhouse = createClickHouse(ctx.config.clickhouse);
   const metrics = createMetrics();
   const stream = new EnvelopeStream(topic, new EnvelopeStore(clickhouse), { seqEncoding: ctx.config.envelopes.seqEncoding, maxPayloadBytes: ctx.config.envelopes.maxPayloadBytes });
-  const ingestor = new Ingestor({ kafka: createKafka(ctx.config.kafka, log), clickhouse, config: ctx.config, log, metrics }, [stream]);
+  const ingestor = new Ingestor({ edges: kafkaEdges(createKafka(ctx.config.kafka, log), clickhouse, ctx.config), config: ctx.config, log, metrics }, [stream]);
   const fatal = new Promise<Error>((resolve) => (ingestor.onFatal = resolve));
   try {
     await ingestor.start();

@@ -75,6 +75,21 @@ export class MemoryEnvelopeTable {
     for (const r of rows) this.rows.push(JSON.parse(JSON.stringify(r)) as EnvelopeRow);
     return Promise.resolve();
   }
+
+  /** Memory answers heads from the rows themselves: there is no derived table (loop_heads) to write. */
+  derive(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  /** Nothing derived, nothing to derive again. */
+  rederive(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  /** Nothing derived, nothing lost. */
+  derivedLost(): Promise<boolean> {
+    return Promise.resolve(false);
+  }
 }
 
 export class MemoryCrazeTable {

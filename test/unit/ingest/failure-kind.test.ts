@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { failureMessage, TimeoutError } from '../../../src/observability/errors.js';
 import { clickhouseFailure } from '../../../src/sink/clickhouse/errors.js';
-import { failureKind } from '../../../src/ingest/ingestor.js';
+import { failureKind } from '../../../src/ingest/failures.js';
 
 /** An error as @clickhouse/client gives it for current servers: the code parsed out. */
 const current = (code: number, message = 'DB::Exception: …'): Error => Object.assign(new Error(message), { code: String(code), type: 'X' });

@@ -20,7 +20,7 @@ import {
   within,
 } from '../../../src/observability/errors.js';
 import { clickhouseFailure } from '../../../src/sink/clickhouse/errors.js';
-import { failureKind } from '../../../src/ingest/ingestor.js';
+import { failureKind } from '../../../src/ingest/failures.js';
 
 test('each class carries its kind and its cause; the kind is found along the chain', () => {
   const cause = new Error('under');

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import kafkajs from 'kafkajs';
-import { failureKind } from '../../../src/ingest/ingestor.js';
+import { failureKind } from '../../../src/ingest/failures.js';
 import { kafkaFailure } from '../../../src/sources/kafka.js';
 
 /** kafkajs's classes, as its JavaScript has them (its typings lack some constructors' arguments). */
