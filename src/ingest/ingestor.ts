@@ -281,9 +281,12 @@ export class Ingestor {
       this.pending.count += outcome.rows.length + outcome.deadLetters.length;
       this.pending.deadLetters.push(...outcome.deadLetters);
     }
-    const after = BigInt(batch.lastOffset()) + 1n;
-    // A batch wholly below the progress (a redelivery) must not move it back: the records past it would be judged twice.
-    if (after <= from) return;
+    // A batch wholly below the progress (a redelivery, or the records a crash
+    // stored but did not commit) must not move it back: the records past it
+    // would be judged twice. Its position is the progress, durable already,
+    // so the commit still catches up with what is stored.
+    const end = BigInt(batch.lastOffset()) + 1n;
+    const after = end > from ? end : from;
     if (this.pending.positions.size === 0) this.pending.since = Date.now();
     this.pending.positions.set(tp, { topic, partition, offset: after.toString() });
     this.progress.set(tp, after);

@@ -191,6 +191,28 @@ test('a redelivery before the flush (the partition read again from the start) is
   await stopAll(w);
 });
 
+test('rows stored but never committed (a crash between insert and commit): the next owner reads them back, judges nothing again, and commits up to them', async () => {
+  const w = world();
+  const a = await join(w, 'a');
+  w.broker.rebalance([[a.member, { [TOPIC]: [0] }]]);
+  await drain(a.member, 0, 9);
+  await a.ingestor.flushIfDue(true);
+  const inserts = w.table.inserts;
+  // The commit is lost: the group resumes from the start of the partition, every batch below what is stored.
+  w.broker.committed.delete(`${TOPIC}:0`);
+  const b = await join(w, 'b');
+  w.broker.rebalance([
+    [a.member, {}],
+    [b.member, { [TOPIC]: [0] }],
+  ]);
+  await drain(b.member, 0, 9);
+  await b.ingestor.flushIfDue(true);
+  assert.equal(w.table.inserts, inserts, 'nothing judged or inserted again');
+  assert.equal(w.broker.committed.get(`${TOPIC}:0`)?.offset, String(LOG[0].length), 'the commit caught up with the stored rows');
+  assert.deepEqual(stored(w.table, true), REFERENCE.filter((r) => (JSON.parse(r) as EnvelopeRow).kafka_partition === 0));
+  await stopAll(w);
+});
+
 test('a zombie (expelled without knowing): its fence is refused, its buffer dropped, it writes nothing until it joins again', async () => {
   const w = world();
   const a = await join(w, 'a');
