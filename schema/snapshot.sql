@@ -590,6 +590,46 @@ USING (loop_id)
 WHERE seq > replayed_to
 GROUP BY child_loop_id;
 
+CREATE TABLE loop_summaries (
+    loop_id String,
+    version UInt64,
+    present UInt8,
+    name String,
+    started_parent String,
+    started_depth Int64,
+    started UInt8,
+    finished_outcome String,
+    finished_error String,
+    iterations UInt64,
+    subagents_spawned UInt64,
+    subagents_completed UInt64,
+    subagents_failed UInt64,
+    forked_from String,
+    forked_at_seq UInt64,
+    first_time_text String,
+    last_time_text String,
+    model_calls UInt64,
+    input_tokens_sum String,
+    output_tokens_sum String,
+    model_cost String,
+    budget_cost String,
+    unverified_model_cost String,
+    children Array(String)
+)
+ENGINE = ReplacingMergeTree(version)
+ORDER BY loop_id
+SETTINGS index_granularity = 8192;
+
+CREATE TABLE loop_summary_marks (
+    mark UInt8,
+    version UInt64,
+    seen_through DateTime('UTC'),
+    finished_at DateTime('UTC')
+)
+ENGINE = ReplacingMergeTree(version)
+ORDER BY mark
+SETTINGS index_granularity = 8192;
+
 CREATE VIEW loop_tree (
     loop_id String,
     parent_loop_id String,
@@ -629,6 +669,11 @@ ANY LEFT JOIN (
             USING (loop_id)) ARRAY JOIN line AS ancestor
         GROUP BY ancestor) ) AS subtree
 USING (loop_id);
+
+CREATE TABLE migration_0020_placeholder (
+    x UInt8
+)
+ENGINE = Log;
 
 CREATE TABLE rollup_claims (
     version UInt64,

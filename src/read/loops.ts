@@ -4,6 +4,7 @@
  */
 import type { ClickHouseClient } from '@clickhouse/client';
 import { foldLoopTree } from '../account/loop-tree.js';
+import { loopChildren, storedSummaries } from '../rollups/loop-summaries.js';
 import { byBytes, loopSpawnLinks, loopSpawnLinksOf, runtimeLoopRows, runtimeLoopRowsOf, type RuntimeLoopRow } from '../sink/clickhouse/reads.js';
 import { inListChunks, queryRows } from '../sink/clickhouse/sql.js';
 
@@ -132,33 +133,111 @@ export async function listLoopsFromAll(ch: ClickHouseClient, q: LoopsQuery): Pro
 export interface TreeReadOptions {
   /** AGENTLEDGER_ROLLUP_LATE_MS: how far before the last sweep's newest ingest stamp rows count as stored since it. */
   readonly lateMs: number;
-  /** Candidate loops above which the whole table is read instead (AGENTLEDGER_ROLLUP_SCAN_LOOPS). */
+  /** Candidate or live loops above which the whole table is read instead (AGENTLEDGER_ROLLUP_SCAN_LOOPS). */
   readonly maxLoops: number;
-  /** Told which read answered: 'trees' (the loops' trees by primary key: how many loops) or 'all' (every loop). For tests. */
-  readonly onRead?: (read: 'trees' | 'all', loops?: number) => void;
+  /**
+   * Told which read answered, for tests: 'trees' (the printed loops' trees:
+   * how many loops), 'summaries' (every loop, from the sweep's summaries) or
+   * 'all' (every loop's envelopes); and, for the first two, how many loops'
+   * rows came from loop_summaries and how many were read live.
+   */
+  readonly onRead?: (read: 'trees' | 'summaries' | 'all', loops?: number, sources?: { readonly summarized: number; readonly live: number }) => void;
+}
+
+/** A loop with a row stored since the last sweep, and the parents and children its rows name. */
+interface ChangedLoop {
+  readonly loop_id: string;
+  readonly parents: string[];
+  readonly children: string[];
+}
+
+/** What `loops` knows before reading rows: the loops stored since the marks, and which marks there are. */
+interface Since {
+  /** loop_roots holds the tree of every link not changed since (a rollup sweep has finished). */
+  readonly swept: boolean;
+  /** loop_summaries holds the exact row of every loop not in `changed` (a summary step has finished). */
+  readonly summarized: boolean;
+  readonly changed: readonly ChangedLoop[];
+  readonly changedIds: ReadonlySet<string>;
 }
 
 /**
- * `loops` with --root or --limit: only the trees of the loops it prints are
- * read, by primary key (docs/spend.md, "How `loops` reads"), and the answer is the one
- * listLoopsFromAll() gives. Any other selection, or one whose trees cannot
- * be bounded (no finished sweep, too many candidates), reads every loop.
+ * The loops stored since the last finished sweep's newest ingest stamp, and
+ * since the last summary step's, less the margin, whichever is earlier (a
+ * loop more read live, or one more candidate, costs time, never exactness);
+ * undefined when neither has finished or they are too many.
+ */
+async function storedSince(ch: ClickHouseClient, options: TreeReadOptions): Promise<Since | undefined> {
+  const [m] = await queryRows<Record<'swept_through' | 'sweeps' | 'summarized_through' | 'summary_marks', number | string>>(ch, 'loops_marks');
+  const margin = Math.ceil(options.lateMs / 1000);
+  const swept = Number(m?.sweeps ?? 0) > 0;
+  const summarized = Number(m?.summary_marks ?? 0) > 0;
+  const marks = [...(swept ? [Number(m?.swept_through ?? 0)] : []), ...(summarized ? [Number(m?.summarized_through ?? 0)] : [])];
+  if (marks.length === 0) return undefined;
+  const since = Math.max(0, Math.min(...marks) - margin);
+  const changed = await queryRows<ChangedLoop>(ch, 'loops_changed_since', { since });
+  if (changed.length > options.maxLoops) return undefined;
+  return { swept, summarized, changed, changedIds: new Set(changed.map((c) => c.loop_id)) };
+}
+
+/** The rows and spawn links of these loops (or every loop): from loop_summaries for those not changed since, live for the others. */
+async function rowsOf(
+  ch: ClickHouseClient,
+  since: Since,
+  loops: readonly string[] | 'all',
+): Promise<{ rows: RuntimeLoopRow[]; spawnedBy: Map<string, string>; summarized: number; live: number }> {
+  if (!since.summarized) {
+    if (loops === 'all') throw new Error('rowsOf: every loop live is readLoops()');
+    const [rows, spawnedBy] = await Promise.all([runtimeLoopRowsOf(ch, loops), loopSpawnLinksOf(ch, loops)]);
+    return { rows, spawnedBy, summarized: 0, live: rows.length };
+  }
+  const live = loops === 'all' ? [...since.changedIds] : loops.filter((id) => since.changedIds.has(id));
+  const kept = loops === 'all' ? 'all' : loops.filter((id) => !since.changedIds.has(id));
+  const [stored, liveRows, liveChildren] = await Promise.all([
+    kept === 'all' || kept.length > 0 ? storedSummaries(ch, kept) : Promise.resolve([]),
+    live.length > 0 ? runtimeLoopRowsOf(ch, live) : Promise.resolve([]),
+    live.length > 0 ? loopChildren(ch, live) : Promise.resolve(new Map<string, string[]>()),
+  ]);
+  const summaries = stored.filter((s) => !since.changedIds.has(s.row.loopId));
+  const rows = [...summaries.map((s) => s.row), ...liveRows].sort((a, b) => byBytes(a.loopId, b.loopId));
+  // When two loops' SubAgentSpawned name one child, either counts (any() in the full read).
+  const spawnedBy = new Map<string, string>();
+  for (const [spawner, children] of [...summaries.map((s) => [s.row.loopId, s.children] as const), ...liveChildren]) {
+    for (const child of children) if (!spawnedBy.has(child)) spawnedBy.set(child, spawner);
+  }
+  return { rows, spawnedBy, summarized: summaries.length, live: liveRows.length };
+}
+
+/**
+ * `loops`, answering what listLoopsFromAll() answers (docs/spend.md, "How
+ * `loops` reads"). After a rollup sweep, each loop's row comes from the
+ * sweep's summary (loop_summaries) unless the loop has a row stored since,
+ * which is read live by primary key; with --root or --limit only the trees
+ * of the loops it prints are read. Without a finished sweep, or with too many
+ * loops stored since, every loop's envelopes are read.
  */
 export async function listLoops(ch: ClickHouseClient, q: LoopsQuery, options: TreeReadOptions): Promise<ListedLoop[]> {
-  const all = (): Promise<ListedLoop[]> => {
+  if (q.limit === 0) return [];
+  const since = await storedSince(ch, options);
+  const all = async (): Promise<ListedLoop[]> => {
+    if (since?.summarized) {
+      const every = await rowsOf(ch, since, 'all');
+      options.onRead?.('summaries', every.rows.length, { summarized: every.summarized, live: every.live });
+      return selectLoops(summarizeLoops(every.rows, every.spawnedBy), q);
+    }
     options.onRead?.('all');
     return listLoopsFromAll(ch, q);
   };
-  if (q.limit === 0) return [];
+  if (since === undefined || !since.swept) return all();
   let seeds: string[];
   if (q.root !== undefined) seeds = [q.root];
   else if (q.limit !== undefined && q.limit <= options.maxLoops) {
     seeds = (await queryRows<{ loop_id: string }>(ch, 'loops_first', { prefix: q.idPrefix ?? '', n: q.limit })).map((r) => r.loop_id);
     if (seeds.length === 0) return [];
   } else return all();
-  const trees = await treeCandidates(ch, seeds, options);
+  const trees = await treeCandidates(ch, seeds, since, options);
   if (trees === undefined) return all();
-  const [rows, spawnedBy] = await Promise.all([runtimeLoopRowsOf(ch, trees.loops), loopSpawnLinksOf(ch, trees.loops)]);
+  const { rows, spawnedBy, summarized, live } = await rowsOf(ch, since, trees.loops);
   // A loop stored since the sweep that had a parent then and has none now
   // may take it from a SubAgentSpawned stored long ago, by a loop no
   // candidate names (its LoopStarted naming one replaced by one naming
@@ -167,7 +246,7 @@ export async function listLoops(ch: ClickHouseClient, q: LoopsQuery, options: Tr
   for (const [loopId, before] of trees.parentsBefore) {
     if (before !== '' && (startedParent.get(loopId) || spawnedBy.get(loopId) || '') === '') return all();
   }
-  options.onRead?.('trees', trees.loops.length);
+  options.onRead?.('trees', trees.loops.length, { summarized, live });
   const loops = summarizeLoops(rows, spawnedBy);
   if (q.root !== undefined) return selectLoops(loops, q);
   // The first ids without FINAL are a superset of the stored loops' first ids:
@@ -198,23 +277,16 @@ export async function listLoops(ch: ClickHouseClient, q: LoopsQuery, options: Tr
  *   SubAgentSpawned that may be stored long ago, by a loop neither side
  *   names; listLoops() finds it (a parent then, none among the candidates
  *   now) and reads every loop.
- * The fold of these loops' exact rows (FINAL) is then the fold of every
+ * The fold of these loops' exact rows (a summary, or FINAL) is then the fold of every
  * loop, for each loop of those trees.
  */
 async function treeCandidates(
   ch: ClickHouseClient,
   seeds: readonly string[],
+  since: Since,
   options: TreeReadOptions,
 ): Promise<{ loops: string[]; parentsBefore: Map<string, string> } | undefined> {
-  const [swept] = await queryRows<{ swept_through: number | string; sweeps: number | string }>(ch, 'loops_swept');
-  if (Number(swept?.sweeps ?? 0) === 0) return undefined;
-  const since = Math.max(0, Number(swept?.swept_through ?? 0) - Math.ceil(options.lateMs / 1000));
-  const changed = await queryRows<{ loop_id: string; parents: string[]; children: string[] }>(
-    ch,
-    'loops_changed_since',
-    { since },
-  );
-  if (changed.length > options.maxLoops) return undefined;
+  const { changed } = since;
   const found = new Set<string>(seeds);
   for (const c of changed) {
     found.add(c.loop_id);

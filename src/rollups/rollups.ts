@@ -19,6 +19,7 @@ import { foldLoopTree, type LoopFacts, type TreePlace } from '../account/loop-tr
 import type { Logger } from '../observability/logger.js';
 import { inListChunks, queryRows, querySql, renderSql, type SqlValue } from '../sink/clickhouse/sql.js';
 import { failureMessage } from '../observability/errors.js';
+import { refreshLoopSummaries } from './loop-summaries.js';
 
 export interface RollupDeps {
   readonly ch: ClickHouseClient;
@@ -356,6 +357,7 @@ async function sweepLeased(deps: RollupDeps, lateMs: number, lease: Lease): Prom
   for (const h of await hoursOfLoops(ch, [...new Set([...changed, ...forks, ...unswept])])) hours.add(h);
   await recompute(deps, [...hours], claim, HOURS_PER_STEP);
   await recomputeLedgers(deps, (await rows<{ loop_id: string }>(ch, 'rollup_ledger_loops', { since })).map((r) => r.loop_id), version);
+  await refreshLoopSummaries(deps, claim, lateMs, marks.storedThrough);
   await claim.check();
   await exec(ch, 'rollup_sweep_done', { version, seen_through: marks.storedThrough, hours: hours.size });
   return { version, hours: hours.size, treeChanges: changed.length };

@@ -70,10 +70,13 @@ async function sweepNow(): Promise<void> {
   }
 }
 
+type Read = 'trees' | 'summaries' | 'all';
+
 /** Every option combination over these roots: the tree read equals the full read. Returns which read answered, per query. */
-async function compareAll(what: string, roots: readonly string[]): Promise<Map<string, 'trees' | 'all'>> {
-  const reads = new Map<string, 'trees' | 'all'>();
+async function compareAll(what: string, roots: readonly string[]): Promise<Map<string, Read>> {
+  const reads = new Map<string, Read>();
   candidates.clear();
+  sources.clear();
   const queries: LoopsQuery[] = [];
   for (const limit of [undefined, 0, 1, 2, 7, 40, 1000]) {
     for (const idPrefix of [undefined, 'lr-a', 'lr-', 'zz']) {
@@ -87,14 +90,15 @@ async function compareAll(what: string, roots: readonly string[]): Promise<Map<s
   for (const q of queries) {
     const key = JSON.stringify(q);
     const want = JSON.stringify(selectLoops(every, q));
-    let read: 'trees' | 'all' | undefined;
+    let read: Read | undefined;
     const got = JSON.stringify(
       await listLoops(ch, q, {
         lateMs: LATE_MS,
         maxLoops: 4000,
-        onRead: (r, n) => {
+        onRead: (r, n, from) => {
           read = r;
           if (n !== undefined) candidates.set(key, n);
+          if (from !== undefined) sources.set(key, from);
         },
       }),
     );
@@ -106,6 +110,8 @@ async function compareAll(what: string, roots: readonly string[]): Promise<Map<s
 
 /** Per query of the last compareAll(), the loops the tree read took. */
 const candidates = new Map<string, number>();
+/** Per query of the last compareAll(), how many loops' rows came from loop_summaries and how many were read live. */
+const sources = new Map<string, { readonly summarized: number; readonly live: number }>();
 const now = Math.floor(Date.now() / 1000);
 const OLD = now - 7200;
 
@@ -176,6 +182,12 @@ test('loops --root and --limit read only the trees they print, and print what th
   assert.ok([...swept.values()].filter((r) => r === 'trees').length > 50, 'the tree read answers --root and --limit');
   assert.ok(candidates.get(JSON.stringify({ root: 'lr-t05' }))! <= 5, `--root reads its tree only: ${candidates.get(JSON.stringify({ root: 'lr-t05' }))} loops`);
   assert.ok(candidates.get(JSON.stringify({ limit: 1 }))! <= 40, "--limit 1 reads the first loop's tree only (tree A: 35 loops)");
+  // The sweep's summary step wrote every loop's row: only lr-mark, stored at
+  // the mark itself, is read live (without the step every row would be).
+  assert.deepEqual(sources.get(JSON.stringify({ root: 'lr-a-root' })), { summarized: 34, live: 1 }, "--root takes its tree's rows from the sweep's summaries");
+  assert.equal(swept.get(JSON.stringify({})), 'summaries', 'loops without --root or --limit reads the summaries');
+  assert.equal(sources.get(JSON.stringify({}))?.live, 1);
+  assert.equal(sources.get(JSON.stringify({}))?.summarized, (await readLoops(ch)).length - 1, 'every loop has its summary');
 
   // Stored since the sweep: C's parent (naming A's c2 as its parent) arrives,
   // B's root spawns D's top (parent side), a new child under a t-tree.
@@ -186,6 +198,8 @@ test('loops --root and --limit read only the trees they print, and print what th
   ]);
   const live = await compareAll('with loops stored since the sweep', [...roots, 'lr-t07']);
   assert.equal(live.get(JSON.stringify({ root: 'lr-a-root' })), 'trees', '--root still reads the tree with loops stored since the sweep');
+  // lr-c-mid, lr-t07-k3 are stored since, lr-b-root has rows stored since (and lr-mark).
+  assert.equal(sources.get(JSON.stringify({}))?.live, 4, 'the loops stored since the sweep are read live, the rest from the summaries');
   const a = await listLoops(ch, { root: 'lr-a-root' }, { lateMs: LATE_MS, maxLoops: 4000 });
   assert.ok(a.some((r) => r.loop.loopId === 'lr-c-grand'), 'a subtree stored before its parent joined the tree');
   const b = await listLoops(ch, { root: 'lr-b-root' }, { lateMs: LATE_MS, maxLoops: 4000 });
@@ -202,7 +216,7 @@ test('loops --root and --limit read only the trees they print, and print what th
     ...loopRows('lr-i-kid', now, { parent: '', firstSeq: 60, calls: 1 }),
   ]);
   const redelivered = await compareAll('with a LoopStarted stored again, and a parent lost', ['lr-t04', 'lr-i-spawner', 'lr-t09', 'lr-a-root']);
-  assert.equal(redelivered.get(JSON.stringify({ root: 'lr-t09' })), 'all', 'a loop that lost its LoopStarted parent since the sweep: every loop is read');
+  assert.equal(redelivered.get(JSON.stringify({ root: 'lr-t09' })), 'summaries', 'a loop that lost its LoopStarted parent since the sweep: every loop is read (from the summaries)');
   assert.equal(redelivered.get(JSON.stringify({ root: 'lr-i-spawner' })), 'trees', "its new parent's tree is read by the tree read");
   const i = await listLoops(ch, { root: 'lr-i-spawner' }, { lateMs: LATE_MS, maxLoops: 4000 });
   assert.deepEqual(i.map((r) => r.loop.loopId), ['lr-i-spawner', 'lr-i-kid']);
@@ -214,4 +228,42 @@ test('loops --root and --limit read only the trees they print, and print what th
   const resewpt = await compareAll('after the next sweep', [...roots, 'lr-t07', 'lr-t04', 'lr-i-spawner']);
   assert.equal(resewpt.get(JSON.stringify({ root: 'lr-i-spawner' })), 'trees');
   assert.equal(resewpt.get(JSON.stringify({ root: 'lr-a-root' })), 'trees');
+
+  // Stored after that sweep, each changing a swept loop's own row: a new
+  // call in a finished loop, a late child, a loop re-parented by a newer
+  // LoopStarted, a ForkedFrom that makes a loop's first calls replays, and
+  // a loop all of whose rows are replaced by second versions.
+  const later = now + 240;
+  const forkedRows = rows.filter((r) => r['loop_id'] === 'lr-t16-k1');
+  await insert([
+    ...loopRows('lr-t11', later, { parent: null, calls: 3, firstSeq: 70, finished: false }),
+    ...loopRows('lr-t12-k9', later, { parent: 'lr-t12', depth: 1 }),
+    ...loopRows('lr-t13', later, { parent: 'lr-t14', depth: 1, firstSeq: 80, calls: 0, finished: false }),
+    ...loopRows('lr-t15-k1', later, { parent: null, fork: { source: 'lr-t15', atSeq: 3 }, firstSeq: 90, calls: 1, finished: false }),
+    ...forkedRows.map((r) => ({ ...r, verdict: 'fork', ingested_at: stamp(later) })),
+  ]);
+  const moved = await compareAll('with rows stored after the second sweep', ['lr-t11', 'lr-t12', 'lr-t13', 'lr-t14', 'lr-t15', 'lr-t16']);
+  assert.equal(moved.get(JSON.stringify({ root: 'lr-t14' })), 'trees');
+  assert.ok((sources.get(JSON.stringify({ root: 'lr-t14' }))?.live ?? 0) >= 1, 'the re-parented loop is read live');
+  const t14 = await listLoops(ch, { root: 'lr-t14' }, { lateMs: LATE_MS, maxLoops: 4000 });
+  assert.ok(t14.some((r) => r.loop.loopId === 'lr-t13-k2'), "a re-parented loop's subtree moved with it");
+  const everyNow = await readLoops(ch);
+  assert.equal(everyNow.find((l) => l.loopId === 'lr-t16-k1'), undefined, 'a loop whose rows are all second versions has no row');
+
+  // The next sweep summarizes them; then a stale recompute (a lower version)
+  // writes wrong summaries late: they lose to the sweep's.
+  await insert(loopRows('lr-h-latest', later + 120, {}));
+  await sweepNow();
+  const resummarized = await compareAll('after the third sweep', ['lr-t11', 'lr-t13', 'lr-t14', 'lr-t15', 'lr-t16']);
+  assert.deepEqual(sources.get(JSON.stringify({ root: 'lr-t14' })), { summarized: 6, live: 1 }, 'its tree from the summaries (lr-h-latest, at the mark, live)');
+  assert.equal(resummarized.get(JSON.stringify({})), 'summaries');
+  assert.equal(sources.get(JSON.stringify({}))?.live, 1, 'the third sweep summarized every loop stored since the second');
+  await ch.insert({
+    table: 'loop_summaries',
+    values: ['lr-t11', 'lr-t14', 'lr-t16-k1', 'lr-a-root'].map((loop_id) => ({ loop_id, version: '1', present: 1, name: 'stale', model_cost: '999', input_tokens_sum: '1', output_tokens_sum: '1', budget_cost: '0', unverified_model_cost: '0', first_time_text: 'x', last_time_text: 'x', children: ['lr-t01'] })),
+    format: 'JSONEachRow',
+  });
+  const stale = await compareAll('with a stale recompute written after the sweep', ['lr-t11', 'lr-t14', 'lr-t16', 'lr-a-root', 'lr-t01']);
+  assert.equal(stale.get(JSON.stringify({ root: 'lr-t14' })), 'trees');
+  assert.equal(sources.get(JSON.stringify({ root: 'lr-t14' }))?.live, 1);
 });

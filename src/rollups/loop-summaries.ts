@@ -1,0 +1,182 @@
+/**
+ * Per-loop summaries (migration 0021, docs/spend.md "How `loops` reads"):
+ * each runtime loop's row as runtime_loop_rows.sql computes it and the
+ * children it spawned, kept by the rollup sweep so that `loops` reads one row
+ * per loop instead of every loop's envelopes. A loop's row and children
+ * depend on its own envelopes only, so a loop needs recomputing only when a
+ * row of its own is ingested; the sweep step recomputes every loop with a row
+ * ingested since the last summary mark (less AGENTLEDGER_ROLLUP_LATE_MS, the
+ * margin the rollups take for inserts seen late), under the sweep's version,
+ * then writes its own mark. The highest version of a loop wins: a version is
+ * taken after the stamp its step starts from is read, so a higher version
+ * read every row a lower one had to.
+ */
+import type { ClickHouseClient } from '@clickhouse/client';
+import { byBytes, runtimeLoopRows, runtimeLoopRowsOf, type RuntimeLoopRow } from '../sink/clickhouse/reads.js';
+import { inListChunks, queryRows, querySql, renderSql } from '../sink/clickhouse/sql.js';
+import { everyLoopSql, type RollupDeps } from './rollups.js';
+
+/** loop_ids appears twice in loop_children_of.sql, once in loop_summaries_of.sql; max_query_size is 262,144 bytes. */
+const LOOP_LIST_BYTES = 60_000;
+/** Rows per insert into loop_summaries. */
+const INSERT_ROWS = 20_000;
+
+/** A 64-bit integer as ClickHouse writes it into JSON. */
+type Int64Json = string | number;
+
+/** Runs a per-loop query (`loop_id IN {loop_ids}`) for these loops, a chunk at a time, or its every-loop form. */
+async function perLoop<T>(ch: ClickHouseClient, name: string, loops: readonly string[] | 'all'): Promise<T[]> {
+  if (loops === 'all') return ch.query({ query: renderSql(everyLoopSql(name), {}), format: 'JSONEachRow' }).then((r) => r.json<T>());
+  const out: T[] = [];
+  for (const chunk of inListChunks([...new Set(loops)].sort(byBytes), LOOP_LIST_BYTES)) out.push(...(await queryRows<T>(ch, name, { loop_ids: chunk })));
+  return out;
+}
+
+/** The children each of these loops (or every loop) spawned, as the view loop_spawns links them (loop_children_of.sql). */
+export async function loopChildren(ch: ClickHouseClient, loops: readonly string[] | 'all'): Promise<Map<string, string[]>> {
+  const rows = await perLoop<{ loop_id: string; children: string[] }>(ch, 'loop_children_of', loops);
+  return new Map(rows.map((r) => [r.loop_id, [...r.children].sort(byBytes)]));
+}
+
+interface SummaryJson {
+  loop_id: string;
+  name: string;
+  started_parent: string;
+  started_depth: Int64Json;
+  started: number;
+  finished_outcome: string;
+  finished_error: string;
+  iterations: Int64Json;
+  subagents_spawned: Int64Json;
+  subagents_completed: Int64Json;
+  subagents_failed: Int64Json;
+  forked_from: string;
+  forked_at_seq: Int64Json;
+  first_time_text: string;
+  last_time_text: string;
+  model_calls: Int64Json;
+  input_tokens_sum: string;
+  output_tokens_sum: string;
+  model_cost: string;
+  budget_cost: string;
+  unverified_model_cost: string;
+  children: string[];
+}
+
+/** A loop's stored summary: its row as runtimeLoopRows() gives it, and the children it spawned. */
+export interface StoredSummary {
+  readonly row: RuntimeLoopRow;
+  readonly children: readonly string[];
+}
+
+/**
+ * The summaries loop_summaries holds (highest version, loops with a row in
+ * runtime_loops) for these loops or every loop, by loop id. Exact for a loop
+ * only while it has no row ingested since the summary mark less the margin.
+ */
+export async function storedSummaries(ch: ClickHouseClient, loops: readonly string[] | 'all'): Promise<StoredSummary[]> {
+  const rows = await perLoop<SummaryJson>(ch, 'loop_summaries_of', loops);
+  // Chunks of sorted ids, each answered in id order: concatenated, still in id order.
+  return rows.map((r) => ({
+    row: {
+      loopId: r.loop_id,
+      name: r.name,
+      startedParent: r.started_parent,
+      startedDepth: Number(r.started) === 1 ? BigInt(r.started_depth) : undefined,
+      outcome: r.finished_outcome,
+      error: r.finished_error,
+      iterations: Number(r.iterations),
+      subagentsSpawned: Number(r.subagents_spawned),
+      subagentsCompleted: Number(r.subagents_completed),
+      subagentsFailed: Number(r.subagents_failed),
+      forkedFrom: r.forked_from,
+      forkedAtSeq: BigInt(r.forked_at_seq),
+      firstTime: r.first_time_text,
+      lastTime: r.last_time_text,
+      modelCalls: Number(r.model_calls),
+      inputTokens: BigInt(r.input_tokens_sum),
+      outputTokens: BigInt(r.output_tokens_sum),
+      modelCostPico: BigInt(r.model_cost),
+      budgetPico: BigInt(r.budget_cost),
+      unverifiedModelCostPico: BigInt(r.unverified_model_cost),
+    },
+    children: r.children,
+  }));
+}
+
+/** One loop_summaries row under `version`; `row` undefined: the loop has no row in runtime_loops now. */
+function summaryValues(loopId: string, row: RuntimeLoopRow | undefined, children: readonly string[], version: bigint): Record<string, string | number | readonly string[]> {
+  const v = version.toString();
+  if (row === undefined) return { loop_id: loopId, version: v, present: 0, children: [] };
+  return {
+    loop_id: loopId,
+    version: v,
+    present: 1,
+    name: row.name,
+    started_parent: row.startedParent,
+    started_depth: (row.startedDepth ?? 0n).toString(),
+    started: row.startedDepth === undefined ? 0 : 1,
+    finished_outcome: row.outcome,
+    finished_error: row.error,
+    iterations: row.iterations,
+    subagents_spawned: row.subagentsSpawned,
+    subagents_completed: row.subagentsCompleted,
+    subagents_failed: row.subagentsFailed,
+    forked_from: row.forkedFrom,
+    forked_at_seq: row.forkedAtSeq.toString(),
+    first_time_text: row.firstTime,
+    last_time_text: row.lastTime,
+    model_calls: row.modelCalls,
+    input_tokens_sum: row.inputTokens.toString(),
+    output_tokens_sum: row.outputTokens.toString(),
+    model_cost: row.modelCostPico.toString(),
+    budget_cost: row.budgetPico.toString(),
+    unverified_model_cost: row.unverifiedModelCostPico.toString(),
+    children,
+  };
+}
+
+/** What a sweep's summary step did: loops recomputed ('all' when it read every loop). */
+export interface SummaryStep {
+  readonly loops: number;
+  readonly all: boolean;
+}
+
+/**
+ * The sweep's summary step: recomputes, under `claim.version`, every loop
+ * with a row ingested since the last summary mark less `lateMs` (every loop
+ * when no step has finished), then records the mark `storedThrough` (the
+ * newest ingest stamp, read before the version was taken). A loop that no
+ * longer has a row in runtime_loops gets a row saying so (present 0). A step
+ * overtaken or stopped before its mark leaves rows the next step writes again
+ * under a higher version.
+ */
+export async function refreshLoopSummaries(
+  deps: RollupDeps,
+  claim: { readonly version: bigint; check(): Promise<void> },
+  lateMs: number,
+  storedThrough: number,
+): Promise<SummaryStep> {
+  const { ch } = deps;
+  const [mark] = await queryRows<{ seen_through: Int64Json; marks: Int64Json }>(ch, 'loop_summary_mark');
+  const changed =
+    Number(mark?.marks ?? 0) === 0
+      ? 'all'
+      : (await queryRows<{ loop_id: string }>(ch, 'loops_stored_since', { since: Math.max(0, Number(mark?.seen_through ?? 0) - Math.ceil(lateMs / 1000)) })).map((r) => r.loop_id);
+  const wide = changed === 'all' || changed.length > deps.scanLoops;
+  const rows = wide ? await runtimeLoopRows(ch) : await runtimeLoopRowsOf(ch, changed);
+  const children = await loopChildren(ch, wide ? 'all' : changed);
+  const byId = new Map(rows.map((r) => [r.loopId, r]));
+  // Every loop recomputed, and, reading every loop, every loop summarized
+  // before: one that lost its row (present 0) must not keep an old one.
+  const ids = new Set(changed === 'all' ? byId.keys() : changed);
+  if (changed === 'all') for (const s of await storedSummaries(ch, 'all')) ids.add(s.row.loopId);
+  const values = [...ids].map((id) => summaryValues(id, byId.get(id), children.get(id) ?? [], claim.version));
+  for (let i = 0; i < values.length; i += INSERT_ROWS) {
+    await ch.insert({ table: 'loop_summaries', values: values.slice(i, i + INSERT_ROWS), format: 'JSONEachRow', ...(deps.signal ? { abort_signal: deps.signal } : {}) });
+  }
+  // Overtaken or told to stop: no mark, the next step redoes these loops.
+  await claim.check();
+  await ch.command({ query: renderSql(querySql('loop_summary_mark_done'), { version: claim.version, seen_through: storedThrough }) });
+  return { loops: ids.size, all: changed === 'all' };
+}
