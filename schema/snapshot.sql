@@ -670,11 +670,6 @@ ANY LEFT JOIN (
         GROUP BY ancestor) ) AS subtree
 USING (loop_id);
 
-CREATE TABLE migration_0020_placeholder (
-    x UInt8
-)
-ENGINE = Log;
-
 CREATE TABLE rollup_claims (
     version UInt64,
     claimant String,

@@ -1,5 +1,5 @@
 /**
- * Per-loop summaries (migration 0021, docs/spend.md "How `loops` reads"):
+ * Per-loop summaries (migration 0020, docs/spend.md "How `loops` reads"):
  * each runtime loop's row as runtime_loop_rows.sql computes it and the
  * children it spawned, kept by the rollup sweep so that `loops` reads one row
  * per loop instead of every loop's envelopes. A loop's row and children

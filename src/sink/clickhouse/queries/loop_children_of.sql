@@ -2,7 +2,7 @@
 -- loop_spawns (0009): SubAgentSpawned rows neither malformed nor a second
 -- version, a fork's replays (seq <= its ForkedFrom's at_seq) aside; written
 -- out as loop_spawn_links_of.sql is, so the primary key finds the loops. The
--- parent's side of the tree, per spawner, as loop_summaries keeps it (0021).
+-- parent's side of the tree, per spawner, as loop_summaries keeps it (0020).
 -- Its whole-table form is this text without its loop_ids conditions
 -- (everyLoopSql() in src/rollups/rollups.ts).
 -- param: loop_ids Array(String) ['loop-a', 'loop-b']

@@ -1,4 +1,4 @@
--- The loop_summaries rows (0021) of the loops {loop_ids}, each its highest
+-- The loop_summaries rows (0020) of the loops {loop_ids}, each its highest
 -- version's (argMax, not FINAL: FINAL on 18.16 merges the whole table before
 -- the filter, this reads the loops' granules by primary key), those with a
 -- row in runtime_loops only (present), in runtime_loop_rows.sql's columns

@@ -1,4 +1,4 @@
--- Records a finished loop-summary step (0021): every loop with no row
+-- Records a finished loop-summary step (0020): every loop with no row
 -- ingested at or after `seen_through` (Unix seconds) less the late margin
 -- has its exact row in loop_summaries.
 -- param: version UInt64 7

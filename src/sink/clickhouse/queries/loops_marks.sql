@@ -1,6 +1,6 @@
 -- What `loops` reads first: the newest ingest stamp the finished rollup
 -- sweeps saw and how many there are (0: loop_roots cannot be trusted to hold
--- the tree), and the same of the loop-summary steps (0021; 0: loop_summaries
+-- the tree), and the same of the loop-summary steps (0020; 0: loop_summaries
 -- holds no row to trust). Unix seconds.
 SELECT
     (SELECT toUInt32(max(seen_through)) FROM rollup_sweeps) AS swept_through,
