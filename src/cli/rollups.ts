@@ -71,7 +71,7 @@ Needs ClickHouse and Redis (the version counter).`,
       const r =
         action === 'sweep'
           ? await sweep(deps, config.rollups.lateMs)
-          : await rebuild(deps, { from, until, everything }, (done, total) => process.stderr.write(`rollups: ${done}/${total} hours\n`));
+          : await rebuild(deps, { from, until, everything, lateMs: config.rollups.lateMs }, (done, total) => process.stderr.write(`rollups: ${done}/${total} hours\n`));
       if (r.skipped) {
         out('sweep: another sweep is running (its lease is held): nothing done');
         return 0;

@@ -14,7 +14,7 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import { byBytes, runtimeLoopRows, runtimeLoopRowsOf, type RuntimeLoopRow } from '../sink/clickhouse/reads.js';
 import { inListChunks, queryRows, querySql, renderSql } from '../sink/clickhouse/sql.js';
-import { everyLoopSql, type RollupDeps } from './rollups.js';
+import { type Claim, everyLoopSql, type RollupDeps } from './rollups.js';
 
 /** loop_ids appears twice in loop_children_of.sql, once in loop_summaries_of.sql; max_query_size is 262,144 bytes. */
 const LOOP_LIST_BYTES = 60_000;
@@ -136,6 +136,18 @@ function summaryValues(loopId: string, row: RuntimeLoopRow | undefined, children
   };
 }
 
+/**
+ * The loops a per-loop step recomputes: those with a row ingested at or
+ * after its last mark (`mark`: a query answering seen_through and marks, as
+ * loop_summary_mark.sql) less `lateMs`, or 'all' when no mark is stored.
+ */
+export async function loopsStoredSinceMark(ch: ClickHouseClient, mark: string, lateMs: number): Promise<string[] | 'all'> {
+  const [m] = await queryRows<{ seen_through: Int64Json; marks: Int64Json }>(ch, mark);
+  if (Number(m?.marks ?? 0) === 0) return 'all';
+  const since = Math.max(0, Number(m?.seen_through ?? 0) - Math.ceil(lateMs / 1000));
+  return (await queryRows<{ loop_id: string }>(ch, 'loops_stored_since', { since })).map((r) => r.loop_id);
+}
+
 /** What a sweep's summary step did: loops recomputed ('all' when it read every loop). */
 export interface SummaryStep {
   readonly loops: number;
@@ -153,16 +165,12 @@ export interface SummaryStep {
  */
 export async function refreshLoopSummaries(
   deps: RollupDeps,
-  claim: { readonly version: bigint; check(): Promise<void> },
+  claim: Claim,
   lateMs: number,
   storedThrough: number,
 ): Promise<SummaryStep> {
   const { ch } = deps;
-  const [mark] = await queryRows<{ seen_through: Int64Json; marks: Int64Json }>(ch, 'loop_summary_mark');
-  const changed =
-    Number(mark?.marks ?? 0) === 0
-      ? 'all'
-      : (await queryRows<{ loop_id: string }>(ch, 'loops_stored_since', { since: Math.max(0, Number(mark?.seen_through ?? 0) - Math.ceil(lateMs / 1000)) })).map((r) => r.loop_id);
+  const changed = await loopsStoredSinceMark(ch, 'loop_summary_mark', lateMs);
   const wide = changed === 'all' || changed.length > deps.scanLoops;
   const rows = wide ? await runtimeLoopRows(ch) : await runtimeLoopRowsOf(ch, changed);
   const children = await loopChildren(ch, wide ? 'all' : changed);

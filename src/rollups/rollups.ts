@@ -20,6 +20,7 @@ import type { Logger } from '../observability/logger.js';
 import { inListChunks, queryRows, querySql, renderSql, type SqlValue } from '../sink/clickhouse/sql.js';
 import { failureMessage } from '../observability/errors.js';
 import { refreshLoopSummaries } from './loop-summaries.js';
+import { refreshChainFlags } from './chain.js';
 
 export interface RollupDeps {
   readonly ch: ClickHouseClient;
@@ -94,6 +95,8 @@ export async function compactor(admin: ClickHouseClient, log: Logger): Promise<C
 /** The tables a recompute writes under its version (0013, 0015), committed together per hour. */
 export const ROLLUP_TABLES = ['spend_rollup_hour', 'spend_rollup_model_hour', 'spend_rollup_root_hour', 'event_rollup_hour'] as const;
 
+/** AGENTLEDGER_ROLLUP_LATE_MS's default: a rebuild's chain-flag mark's margin when the caller says none. */
+const DEFAULT_LATE_MS = 900_000;
 /** Hours per recompute step: each step's hours are committed when its rows are written. */
 const HOURS_PER_STEP = 24;
 /** loop_ids appears three times in rollup_insert_runtime.sql; max_query_size is 262,144 bytes. */
@@ -144,7 +147,7 @@ async function nextVersion(deps: RollupDeps, floor: bigint): Promise<bigint> {
  * A recompute's hold on its version, and on the sweep lease if it has one:
  * check() at every step boundary, before anything is committed.
  */
-interface Claim {
+export interface Claim {
   readonly version: bigint;
   check(): Promise<void>;
 }
@@ -358,6 +361,7 @@ async function sweepLeased(deps: RollupDeps, lateMs: number, lease: Lease): Prom
   await recompute(deps, [...hours], claim, HOURS_PER_STEP);
   await recomputeLedgers(deps, (await rows<{ loop_id: string }>(ch, 'rollup_ledger_loops', { since })).map((r) => r.loop_id), version);
   await refreshLoopSummaries(deps, claim, lateMs, marks.storedThrough);
+  await refreshChainFlags(deps, claim, lateMs, marks.storedThrough);
   await claim.check();
   await exec(ch, 'rollup_sweep_done', { version, seen_through: marks.storedThrough, hours: hours.size });
   return { version, hours: hours.size, treeChanges: changed.length };
@@ -372,7 +376,7 @@ async function sweepLeased(deps: RollupDeps, lateMs: number, lease: Lease): Prom
  */
 export async function rebuild(
   deps: RollupDeps,
-  range: { readonly from: number; readonly until: number; readonly everything: boolean },
+  range: { readonly from: number; readonly until: number; readonly everything: boolean; readonly lateMs?: number },
   progress?: (done: number, total: number) => void,
 ): Promise<RollupResult> {
   const { from, until } = range;
@@ -388,6 +392,10 @@ export async function rebuild(
   await recompute(deps, [...hours], claim, 7 * HOURS_PER_STEP, progress);
   // Ledgers are per loop, not per hour: every loop's, whatever the range.
   await recomputeLedgers(deps, 'all', version);
+  // Chain flags too (0021): every loop's, whatever the range, so a dropped
+  // partition or a row stored late is seen; recorded as their mark (with the
+  // margin readers take: AGENTLEDGER_ROLLUP_LATE_MS, the default when not said).
+  await refreshChainFlags(deps, claim, range.lateMs ?? DEFAULT_LATE_MS, marks.storedThrough, 'all');
   await claim.check();
   if (range.everything) await exec(ch, 'rollup_sweep_done', { version, seen_through: marks.storedThrough, hours: hours.size });
   return { version, hours: hours.size, treeChanges: changed.length };

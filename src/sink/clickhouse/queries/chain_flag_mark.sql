@@ -1,0 +1,4 @@
+-- The last finished chain-flag step (0021): its version and the newest
+-- ingest stamp it saw (Unix seconds); marks 0 when none has finished.
+SELECT toUInt32(max(seen_through)) AS seen_through, max(version) AS version, count() AS marks
+FROM chain_flag_marks FINAL;
