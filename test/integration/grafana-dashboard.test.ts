@@ -253,7 +253,7 @@ test('every panel query runs as agentledger_dashboard on the deployment\'s datab
     log: { level: ClickHouseLogLevel.OFF },
   });
   try {
-    const needed = ['spend_hourly_now', 'spend_rollup_root_hourly', 'alerts_current', 'alerts', 'chain_violations', 'unverified_spend', 'subagent_outcomes_daily', 'convergence_warnings_daily', 'tool_errors_hourly'];
+    const needed = ['spend_hourly_now', 'spend_rollup_root_hourly', 'alerts_current', 'alerts', 'chain_violations_now', 'unverified_spend_now', 'subagent_outcomes_daily', 'convergence_warnings_daily', 'tool_errors_hourly'];
     const present = await ch
       .query({ query: `SELECT name FROM system.tables WHERE database = currentDatabase() AND name IN (${needed.map((n) => `'${n}'`).join(', ')})`, format: 'JSONEachRow' })
       .then((r) => r.json<{ name: string }>())

@@ -9,7 +9,7 @@ import { test } from 'node:test';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { parseSince } from '../../../src/read/since.js';
 import { UsageError } from '../../../src/cli/command.js';
-import { latestViolations, partsMayDuplicate, verdictCounts, type PartRange } from '../../../src/sink/clickhouse/chain-reads.js';
+import { latestViolations, verdictCounts } from '../../../src/sink/clickhouse/chain-reads.js';
 import { serverVersion } from '../../../src/sink/clickhouse/reads.js';
 import { crazeSessions } from '../../../src/sink/clickhouse/session-reads.js';
 
@@ -21,19 +21,6 @@ function fakeClient(rows: unknown[]): { ch: ClickHouseClient; sent: string[] } {
       assert.equal(format, 'JSONEachRow');
       sent.push(query);
       return Promise.resolve({ json: () => Promise.resolve(rows) });
-    },
-  } as unknown as ClickHouseClient;
-  return { ch, sent };
-}
-
-/** A client that answers each query file (named by its first FROM and FINAL, as the reads send them) with its rows. */
-function answering(rowsBy: Partial<Record<'envelope_part_ranges' | 'chain_summary' | 'chain_summary_final', unknown[]>>): { ch: ClickHouseClient; sent: string[] } {
-  const sent: string[] = [];
-  const ch = {
-    query({ query }: { query: string }) {
-      sent.push(query);
-      const name = query.includes('FINAL') ? 'chain_summary_final' : query.includes('first_offset') ? 'envelope_part_ranges' : 'chain_summary';
-      return Promise.resolve({ json: () => Promise.resolve(rowsBy[name] ?? []) });
     },
   } as unknown as ClickHouseClient;
   return { ch, sent };
@@ -143,47 +130,17 @@ test('crazeSessions: a since outside DateTime keeps every session (before 1970) 
 });
 
 test('verdictCounts and latestViolations keep 64-bit integers exact', async () => {
-  const ranges = [{ part: '202612_1_1_0', kafka_partition: 0, first_offset: '0', last_offset: '18446744073709551615' }];
-  const counts = answering({
-    envelope_part_ranges: ranges,
-    chain_summary: [{ verdict: 'ok', envelopes: '18446744073709551615', loops: 3, parts: ['202612_1_1_0'] }],
-  });
+  const counts = fakeClient([{ verdict: 'ok', envelopes: '18446744073709551615', loops: 3 }]);
   assert.deepEqual(await verdictCounts(counts.ch), [{ verdict: 'ok', envelopes: 18446744073709551615n, loops: 3n }]);
-  assert.equal(counts.sent.length, 2, 'one part: no key can be there twice, no FINAL read');
-  assert.doesNotMatch(counts.sent.join('\n'), /FINAL/);
-
-  // A part the ranges did not see (stored between the two reads) may hold a copy: FINAL answers.
-  const late = answering({
-    envelope_part_ranges: ranges,
-    chain_summary: [{ verdict: 'ok', envelopes: '2', loops: 1, parts: ['202612_1_1_0', '202612_2_2_0'] }],
-    chain_summary_final: [{ verdict: 'ok', envelopes: '1', loops: 1 }],
-  });
-  assert.deepEqual(await verdictCounts(late.ch), [{ verdict: 'ok', envelopes: 1n, loops: 1n }]);
-  assert.match(late.sent[2]!, /FROM envelopes FINAL/);
+  assert.equal(counts.sent.length, 1, 'one read');
+  assert.match(counts.sent[0]!, /FROM chain_loop_keys_now/);
+  assert.doesNotMatch(counts.sent[0]!, /FINAL/);
 
   const violations = fakeClient([{ loop_id: "l'1", seq: '9007199254740993', verdict: 'fork', detail: 'd', time_text: '2025-01-01T00:00:00Z' }]);
   assert.deepEqual(await latestViolations(violations.ch, 20), [
     { loopId: "l'1", seq: 9007199254740993n, verdict: 'fork', detail: 'd', time: '2025-01-01T00:00:00Z' },
   ]);
   assert.match(violations.sent[0]!, /\nLIMIT 20$/);
-});
-
-test('partsMayDuplicate: only parts whose offset ranges overlap in one Kafka partition may hold a key twice', () => {
-  const r = (part: string, partition: number, first: bigint, last: bigint): PartRange => ({ part, partition, first, last });
-  const all = (...names: string[]): Set<string> => new Set(names);
-  // Consecutive batches: disjoint ranges, also when one part covers several partitions.
-  const apart = [r('a', 0, 0n, 99n), r('a', 1, 0n, 50n), r('b', 0, 100n, 199n), r('b', 1, 51n, 60n), r('c', 2, 0n, 10n)];
-  assert.equal(partsMayDuplicate(apart, all('a', 'b', 'c')), false);
-  // A retried insert: the same offsets again in another part.
-  assert.equal(partsMayDuplicate([...apart, r('d', 1, 55n, 55n)], all('a', 'b', 'c', 'd')), true);
-  // Nested: d lies inside a's range though not next to it once sorted.
-  assert.equal(partsMayDuplicate([r('a', 0, 0n, 1000n), r('b', 0, 10n, 20n), r('d', 0, 500n, 501n)], all('a', 'b', 'd')), true);
-  // Touching at one offset is overlapping (that offset may be in both).
-  assert.equal(partsMayDuplicate([r('a', 0, 0n, 10n), r('b', 0, 10n, 20n)], all('a', 'b')), true);
-  // Only the parts read count; a part read but not in the ranges may duplicate.
-  assert.equal(partsMayDuplicate([r('a', 0, 0n, 10n), r('b', 0, 5n, 20n)], all('a')), false);
-  assert.equal(partsMayDuplicate([r('a', 0, 0n, 10n)], all('a', 'z')), true);
-  assert.equal(partsMayDuplicate([], all()), false);
 });
 
 test('serverVersion reads one row', async () => {

@@ -1,7 +1,8 @@
--- The page's chain cards (GET /api/overview), from one read of the envelopes
--- whose verdict is not ok (PREWHERE: only the verdict column is read for
--- every envelope), deduplicated by the table's key as FINAL would:
--- - violations: all of them, as the chain_violations view has them;
+-- The page's chain cards (GET /api/overview), from chain_violations_now
+-- (migration 0021: the chain_violations rows, each key as FINAL keeps it,
+-- kept by the rollup sweep for loops not changed since, the 0019 logic by
+-- primary key for the others):
+-- - violations: all of them;
 -- - the unverified model cost: ModelCalled among them whose own link did not
 --   verify (mismatch, fork: a second version, regression), timed at or after
 --   {since} (Unix seconds), a fork's replays aside (ForkedFrom found by a
@@ -32,11 +33,9 @@ FROM
             SELECT loop_id, seq, flag_verdict, flag_kind, flag_cost, model, flag_time, replayed_to
             FROM
             (
-                SELECT loop_id, seq, any(verdict) AS flag_verdict, any(kind_class) AS flag_kind, any(cost_pico) AS flag_cost,
-                       any(model_name) AS model, any(time) AS flag_time
-                FROM envelopes
-                PREWHERE verdict != 'ok'
-                GROUP BY loop_id, seq, kafka_topic, kafka_partition, kafka_offset
+                SELECT loop_id, seq, verdict AS flag_verdict, kind_class AS flag_kind, cost_pico AS flag_cost,
+                       model_name AS model, time AS flag_time
+                FROM chain_violations_now
             ) AS flagged
             ANY LEFT JOIN
             (
