@@ -23,8 +23,10 @@ import { generateTraffic, malformedRecords } from '../../src/demo/traffic/index.
 import { createLogger } from '../../src/observability/logger.js';
 import { createClickHouse } from '../../src/sink/clickhouse/client.js';
 import { migrate } from '../../src/sink/clickhouse/migrate.js';
-import { latestViolations, partsMayDuplicate, verdictCounts } from '../../src/sink/clickhouse/chain-reads.js';
-import { queryRows } from '../../src/sink/clickhouse/sql.js';
+import { latestViolations, verdictCounts } from '../../src/sink/clickhouse/chain-reads.js';
+import { createRedis } from '../../src/jobs/redis.js';
+import { recomputeChainFlags } from '../../src/rollups/chain.js';
+import { rebuild, sweep, type RollupDeps } from '../../src/rollups/rollups.js';
 import { command, query } from '../support/clickhouse.js';
 import { testContext, type TestContext } from '../support/context.js';
 import { produceEnvelopes } from '../support/envelope-topic.js';
@@ -73,21 +75,25 @@ async function latestFinal(limit: number): Promise<unknown[]> {
   return rows.map((r) => ({ loopId: r.loop_id, seq: BigInt(r.seq), verdict: r.verdict, detail: r.detail, time: r.time_text }));
 }
 
-/** Whether verdictCounts reads FINAL here: the parts' offset ranges overlap. */
-async function countsNeedFinal(ch: ReturnType<typeof createClickHouse>): Promise<boolean> {
-  const ranges = await queryRows<{ part: string; kafka_partition: number; first_offset: string; last_offset: string }>(ch, 'envelope_part_ranges');
-  const parts = await queryRows<{ parts: string[] }>(ch, 'chain_summary');
-  return partsMayDuplicate(
-    ranges.map((r) => ({ part: r.part, partition: Number(r.kafka_partition), first: BigInt(r.first_offset), last: BigInt(r.last_offset) })),
-    new Set(parts.flatMap((r) => r.parts)),
-  );
+/** chain_violations_now (0021): the kept flags and the loops stored since the mark read live. */
+async function violationsNow(): Promise<unknown[]> {
+  return query(ctx, `SELECT ${COLUMNS} FROM chain_violations_now ${ORDER}`);
+}
+/** The kept flags alone (each loop's highest committed version), whatever was stored since. */
+async function violationsKept(): Promise<unknown[]> {
+  return query(ctx, `SELECT ${COLUMNS} FROM chain_flags WHERE (loop_id, version) IN (SELECT loop_id, current_version FROM chain_flag_current) ${ORDER}`);
+}
+/** The loops chain_violations_now reads live. */
+async function liveLoops(): Promise<string[]> {
+  return (await query<{ loop_id: string }>(ctx, 'SELECT loop_id FROM chain_loops_changed ORDER BY loop_id')).map((r) => r.loop_id);
 }
 
-async function assertSameAsFinal(when: string, needsFinal: boolean): Promise<void> {
-  assert.deepEqual(await violationsView(), await violationsFinal(), `chain_violations = FINAL (${when})`);
+async function assertSameAsFinal(when: string): Promise<void> {
+  const final = await violationsFinal();
+  assert.deepEqual(await violationsView(), final, `chain_violations = FINAL (${when})`);
+  assert.deepEqual(await violationsNow(), final, `chain_violations_now = FINAL (${when})`);
   const ch = createClickHouse(ctx.config.clickhouse);
   try {
-    assert.equal(await countsNeedFinal(ch), needsFinal, `verdict counts ${needsFinal ? 'from FINAL' : 'without FINAL'} (${when})`);
     assert.deepEqual(await verdictCounts(ch), await countsFinal(), `verdict counts = FINAL (${when})`);
     for (const limit of [0, 3, 1000]) assert.deepEqual(await latestViolations(ch, limit), await latestFinal(limit), `latest ${limit} = FINAL (${when})`);
   } finally {
@@ -106,7 +112,7 @@ async function copy(where: string, verdict: string, ingestedAt: string): Promise
 test('the stored corpus has every verdict kind, and the reads equal FINAL', async () => {
   const verdicts = (await countsFinal()).map((c) => c.verdict);
   for (const v of ['ok', 'mismatch', 'gap', 'fork', 'regression', 'time_regression', 'malformed']) assert.ok(verdicts.includes(v), `${v} stored (${verdicts.join(', ')})`);
-  await assertSameAsFinal('as ingested', false);
+  await assertSameAsFinal('as ingested, before any sweep');
 });
 
 test('copies of keys, judged differently, in either order and in two partitions: the reads equal FINAL; after the merges too', async () => {
@@ -143,14 +149,123 @@ test('copies of keys, judged differently, in either order and in two partitions:
   assert.ok(!has(ok[2]!), 'a flagged copy in an earlier partition loses');
   assert.ok(has(ok[3]!), 'a flagged copy in a later partition wins');
   assert.ok(!has(ok[4]!), 'ok, flagged, ok: ok');
-  await assertSameAsFinal('copies unmerged', true);
+  await assertSameAsFinal('copies unmerged');
 
   await command(ctx, 'SYSTEM START MERGES envelopes');
   await command(ctx, 'OPTIMIZE TABLE envelopes FINAL');
-  // Merges are per partition: the copies in 2020's and 2099's partitions stay,
-  // so the counts still need FINAL; without those copies they would not.
-  await assertSameAsFinal('merged', true);
+  // Merges are per partition: the copies in 2020's and 2099's partitions stay.
+  await assertSameAsFinal('merged');
   await command(ctx, "ALTER TABLE envelopes DROP PARTITION 202001");
   await command(ctx, "ALTER TABLE envelopes DROP PARTITION 209901");
-  await assertSameAsFinal('merged, the other months dropped', false);
+  await assertSameAsFinal('merged, the other months dropped');
+});
+
+const deps = (ch: ReturnType<typeof createClickHouse>, redis: ReturnType<typeof createRedis>): RollupDeps => ({
+  ch,
+  redis,
+  prefix: ctx.config.redis.queuePrefix,
+  scanLoops: ctx.config.rollups.scanLoops,
+  log,
+});
+
+/** Inserts again one stored row of this key, with this verdict, stored at `at` (Unix seconds). */
+async function copyAt(r: { loop_id: string; seq: string }, verdict: string, at: number): Promise<void> {
+  await copy(`loop_id = '${r.loop_id}' AND seq = ${r.seq}`, verdict, new Date(at * 1000).toISOString().slice(0, 19).replace('T', ' '));
+}
+
+test('the kept chain flags (0021): after a sweep, with rows stored since, a stale recompute, a rebuild: the reads equal FINAL, and read the kept rows', async () => {
+  // Margin 0: a loop is read live when it has a row stored at or after the
+  // sweep's newest stamp; the stamps below are set apart by seconds.
+  const LATE_MS = 0;
+  const ch = createClickHouse(ctx.config.clickhouse);
+  const redis = createRedis(ctx.config.redis.url);
+  try {
+    const sweepNow = async (): Promise<void> => {
+      const r = await sweep(deps(ch, redis), LATE_MS);
+      assert.equal(r.skipped, undefined, 'the sweep ran');
+    };
+    const [stamp] = await query<{ t: string }>(ctx, 'SELECT toUInt32(max(ingested_at)) AS t FROM envelopes');
+    let at = Number(stamp?.t) + 2;
+    // Before any chain-flag mark: every loop is live.
+    const loops = await query<{ loop_id: string }>(ctx, 'SELECT DISTINCT loop_id FROM envelopes ORDER BY loop_id');
+    assert.equal((await liveLoops()).length, loops.length, 'no mark: every loop read live');
+
+    // One row stored after the rest (an identical copy): after the sweep only its loop is live.
+    const okKeys = await query<{ loop_id: string; seq: string }>(ctx, `SELECT loop_id, seq FROM envelopes FINAL WHERE verdict = 'ok' AND kind_class = 'ModelCalled' ${ORDER}`);
+    const marker = okKeys[okKeys.length - 1]!;
+    await copyAt(marker, 'verdict', at);
+    await sweepNow();
+    assert.deepEqual(await liveLoops(), [marker.loop_id], 'after the sweep: only the loop stored at its newest stamp is live');
+    assert.deepEqual(await violationsKept(), await violationsFinal(), 'the kept flags = FINAL after the sweep');
+    await assertSameAsFinal('after a sweep');
+
+    // The kept rows are what is read: a row planted in chain_flags under an
+    // unchanged loop's current version shows in the view and the counts.
+    const kept = await query<{ loop_id: string; seq: string; verdict: string; version: string }>(
+      ctx,
+      `SELECT loop_id, seq, verdict, current_version AS version FROM chain_flags ANY INNER JOIN chain_flag_current USING loop_id WHERE version = current_version AND verdict IN ('mismatch', 'gap', 'time_regression') AND loop_id != '${marker.loop_id}' ${ORDER}`,
+    );
+    const seenLoops = new Set<string>();
+    const flagged = kept.filter((r) => !seenLoops.has(r.loop_id) && seenLoops.add(r.loop_id));
+    assert.ok(flagged.length >= 3, 'kept flags of three unchanged loops');
+    const planted = flagged[0]!;
+    await command(
+      ctx,
+      `INSERT INTO chain_flags (loop_id, version, seq, verdict, detail, kafka_topic, kafka_partition, kafka_offset) VALUES ('${planted.loop_id}', ${planted.version}, 999999, 'mismatch', 'planted', 'planted', 0, 0)`,
+    );
+    const now = (await violationsNow()) as { seq: string; detail: string }[];
+    assert.ok(now.some((r) => r.detail === 'planted'), 'the planted kept row is read (the loop is not read live)');
+    assert.equal(now.length, (await violationsFinal()).length + 1);
+    const counts = await verdictCounts(ch);
+    const mismatch = (c: readonly { verdict: string; envelopes: bigint }[]): bigint => c.find((r) => r.verdict === 'mismatch')?.envelopes ?? 0n;
+    assert.equal(mismatch(counts), mismatch(await countsFinal()) + 1n, 'report counts the kept rows');
+    // `rollups rebuild` recomputes every loop's flags: the planted row is gone.
+    await rebuild(deps(ch, redis), { from: 0, until: 4_102_444_800, everything: true, lateMs: LATE_MS });
+    assert.deepEqual(await violationsKept(), await violationsFinal(), 'the kept flags = FINAL after a rebuild');
+    await assertSameAsFinal('after a rebuild');
+
+    // Stored after the sweep, each changing an unchanged loop's flags: the
+    // 'ok' copy of a flagged key landing later (its flag disappears) and a
+    // flagged copy of an 'ok' key (one appears). Read live until the next sweep.
+    at += 2;
+    const dropped = flagged[1]!;
+    const raised = okKeys.find((k) => k.loop_id !== marker.loop_id && !seenLoops.has(k.loop_id))!;
+    await copyAt(dropped, "'ok'", at);
+    await copyAt(raised, "'mismatch'", at);
+    assert.notDeepEqual(await violationsKept(), await violationsFinal(), 'the kept flags are stale for the loops stored since');
+    assert.deepEqual(await liveLoops(), [marker.loop_id, dropped.loop_id, raised.loop_id].sort(), 'those loops are live (and the one stored at the mark)');
+    await assertSameAsFinal('rows stored after the sweep');
+    await sweepNow();
+    assert.deepEqual(await violationsKept(), await violationsFinal(), 'the next sweep keeps the flag dropped and the one raised');
+    await assertSameAsFinal('after the next sweep');
+
+    // A stale recompute: it reads the loop, then a row changes it and a sweep
+    // (a higher version) recomputes it; the stale one commits last, lower.
+    const [top] = await query<{ v: string }>(ctx, 'SELECT max(version) AS v FROM chain_flag_loops');
+    const stale = flagged[2]!;
+    let readDone!: () => void;
+    const read = new Promise<void>((resolve) => (readDone = resolve));
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const staleRun = recomputeChainFlags(deps(ch, redis), [stale.loop_id], {
+      version: BigInt(top!.v),
+      check: async () => {
+        readDone();
+        await released;
+      },
+    });
+    await read;
+    at += 2;
+    await copyAt(stale, "'ok'", at);
+    await sweepNow();
+    release();
+    await staleRun;
+    const [committed] = await query<{ n: string }>(ctx, `SELECT count() AS n FROM chain_flag_loops WHERE loop_id = '${stale.loop_id}' AND version = ${top!.v}`);
+    assert.ok(Number(committed?.n) >= 1, 'the stale recompute committed');
+    assert.deepEqual(await violationsKept(), await violationsFinal(), 'a stale recompute (lower version) does not win');
+    await assertSameAsFinal('after a stale recompute');
+  } finally {
+    redis.disconnect();
+    await ch.close();
+  }
 });
