@@ -102,7 +102,12 @@ WHERE ingested_at >= toDateTime((SELECT toUInt32(greatest(max(toInt64(toUInt32(s
 
 -- chain_violations (0019) now: the same rows and columns (and kind_class,
 -- cost_pico, model_name): the kept rows of the loops not changed since the
--- mark, the 0019 logic restricted by primary key to the others. Exact at any
+-- mark (the current version looked up for the loops chain_flags holds only,
+-- by primary key), the 0019 logic restricted by primary key to the others;
+-- there the 'ok' copies are the changed loops' 'ok' rows (small columns,
+-- after a PREWHERE on the loop), not the offsets of their flagged rows: one
+-- read of the changed loops less, and before the first mark (every loop
+-- changed) a GROUP BY of every key, as FINAL's merge. Exact at any
 -- instant nothing is being stored; while rows land, each IN set is built at
 -- its own moment (as 0019's two reads are), so a loop whose first row since
 -- the mark lands during one read may be read wrong by that read only.
@@ -110,7 +115,8 @@ CREATE VIEW IF NOT EXISTS chain_violations_now AS
 SELECT loop_id, seq, verdict, detail, kind, time, time_text, carried_hash, expected_hash, payload, evidence,
        kafka_topic, kafka_partition, kafka_offset, ingested_at, kind_class, cost_pico, model_name
 FROM chain_flags
-WHERE (loop_id, version) IN (SELECT loop_id, current_version FROM chain_flag_current)
+WHERE (loop_id, version) IN
+      (SELECT loop_id, max(version) FROM chain_flag_loops WHERE loop_id IN (SELECT loop_id FROM chain_flags) GROUP BY loop_id)
   AND loop_id NOT IN (SELECT loop_id FROM chain_loops_changed)
 UNION ALL
 SELECT loop_id, seq, chosen_verdict AS verdict, chosen_detail AS detail, chosen_kind AS kind, chosen_time AS time,
@@ -134,8 +140,7 @@ FROM
                hash, computed_hash, payload, evidence, ingested_at, kind_class, cost_pico, model_name,
                (splitByChar('_', _part)[1], toUInt64(splitByChar('_', _part)[2])) AS stored_order
         FROM envelopes
-        PREWHERE verdict != 'ok'
-        WHERE loop_id IN (SELECT loop_id FROM chain_loops_changed)
+        PREWHERE verdict != 'ok' AND loop_id IN (SELECT loop_id FROM chain_loops_changed)
         UNION ALL
         SELECT loop_id, seq, kafka_topic, kafka_partition, kafka_offset, verdict, '' AS detail, '' AS kind,
                toDateTime(0, 'UTC') AS time, '' AS time_text, '' AS hash, '' AS computed_hash, '' AS payload,
@@ -143,8 +148,8 @@ FROM
                '' AS model_name,
                (splitByChar('_', _part)[1], toUInt64(splitByChar('_', _part)[2])) AS stored_order
         FROM envelopes
-        PREWHERE kafka_offset IN (SELECT kafka_offset FROM envelopes PREWHERE verdict != 'ok' WHERE loop_id IN (SELECT loop_id FROM chain_loops_changed))
-        WHERE loop_id IN (SELECT loop_id FROM chain_loops_changed) AND verdict = 'ok'
+        PREWHERE loop_id IN (SELECT loop_id FROM chain_loops_changed)
+        WHERE verdict = 'ok'
     ) AS copies
     GROUP BY loop_id, seq, kafka_topic, kafka_partition, kafka_offset
 ) AS kept
