@@ -85,11 +85,13 @@ CREATE TABLE IF NOT EXISTS chain_flag_marks
 ENGINE = ReplacingMergeTree(version)
 ORDER BY mark;
 
--- Per loop, the version whose chain_flags rows readers take, and its keys.
+-- Per loop, the version whose chain_flags rows readers take, and its keys:
+-- the highest committed (FINAL of a ReplacingMergeTree(version): one small
+-- row per loop, cheaper than a GROUP BY on 18.16; two commits of one version
+-- are one recompute's, equal).
 CREATE VIEW IF NOT EXISTS chain_flag_current AS
-SELECT loop_id, max(version) AS current_version, argMax(keys, version) AS current_keys
-FROM chain_flag_loops
-GROUP BY loop_id;
+SELECT loop_id, version AS current_version, keys AS current_keys
+FROM chain_flag_loops FINAL;
 
 -- The loops read live: a row ingested at or after the mark's seen_through
 -- less its margin (every loop while no mark is stored). Pruned by partition
