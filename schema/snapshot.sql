@@ -49,6 +49,85 @@ FROM (
     FROM alerts FINAL
     GROUP BY rule, subject) AS latest;
 
+CREATE VIEW chain_flag_current (
+    loop_id String,
+    current_version UInt64,
+    current_keys UInt64
+)
+AS SELECT loop_id, version AS current_version, keys AS current_keys
+FROM chain_flag_loops FINAL;
+
+CREATE TABLE chain_flag_loops (
+    loop_id String,
+    version UInt64,
+    keys UInt64
+)
+ENGINE = ReplacingMergeTree(version)
+ORDER BY loop_id
+SETTINGS index_granularity = 8192;
+
+CREATE TABLE chain_flag_marks (
+    mark UInt8,
+    version UInt64,
+    seen_through DateTime('UTC'),
+    late_s UInt32,
+    finished_at DateTime('UTC')
+)
+ENGINE = ReplacingMergeTree(version)
+ORDER BY mark
+SETTINGS index_granularity = 8192;
+
+CREATE TABLE chain_flags (
+    loop_id String,
+    version UInt64,
+    seq UInt64,
+    verdict String,
+    detail String,
+    kind String,
+    time DateTime('UTC'),
+    time_text String,
+    carried_hash String,
+    expected_hash String,
+    payload String,
+    evidence String,
+    kafka_topic String,
+    kafka_partition UInt32,
+    kafka_offset UInt64,
+    ingested_at DateTime('UTC'),
+    kind_class String,
+    cost_pico Int64,
+    model_name String
+)
+ENGINE = MergeTree
+ORDER BY (loop_id, version, seq, kafka_topic, kafka_partition, kafka_offset)
+SETTINGS index_granularity = 8192;
+
+CREATE VIEW chain_loop_keys_now (
+    loop_id String,
+    keys UInt64
+)
+AS SELECT loop_id, current_keys AS keys
+FROM chain_flag_current
+WHERE loop_id NOT IN (
+    SELECT loop_id
+    FROM chain_loops_changed )
+UNION ALL
+SELECT loop_id, uniqExact(seq, kafka_topic, kafka_partition, kafka_offset) AS keys
+FROM envelopes
+WHERE loop_id IN (
+    SELECT loop_id
+    FROM chain_loops_changed )
+GROUP BY loop_id;
+
+CREATE VIEW chain_loops_changed (
+    loop_id String
+)
+AS SELECT DISTINCT loop_id
+FROM envelopes
+WHERE ingested_at >= toDateTime((
+        SELECT toUInt32(greatest(max(toInt64(toUInt32(seen_through)) - late_s), 0))
+        FROM chain_flag_marks FINAL ));
+
 CREATE VIEW chain_violations (
     loop_id String,
     seq UInt64,
@@ -80,6 +159,57 @@ FROM (
             SELECT kafka_offset
             FROM envelopes
             PREWHERE verdict != 'ok')
+        WHERE verdict = 'ok') AS copies
+    GROUP BY loop_id, seq, kafka_topic, kafka_partition, kafka_offset) AS kept
+WHERE chosen_verdict != 'ok';
+
+CREATE VIEW chain_violations_now (
+    loop_id String,
+    seq UInt64,
+    verdict String,
+    detail String,
+    kind String,
+    time DateTime('UTC'),
+    time_text String,
+    carried_hash String,
+    expected_hash String,
+    payload String,
+    evidence String,
+    kafka_topic String,
+    kafka_partition UInt32,
+    kafka_offset UInt64,
+    ingested_at DateTime('UTC'),
+    kind_class String,
+    cost_pico Int64,
+    model_name String
+)
+AS SELECT loop_id, seq, verdict, detail, kind, time, time_text, carried_hash, expected_hash, payload, evidence, kafka_topic, kafka_partition, kafka_offset, ingested_at, kind_class, cost_pico, model_name
+FROM chain_flags
+WHERE ((loop_id, version) IN (
+        SELECT loop_id, max(version)
+        FROM chain_flag_loops
+        WHERE loop_id IN (
+            SELECT loop_id
+            FROM chain_flags )
+        GROUP BY loop_id)) AND (loop_id NOT IN (
+        SELECT loop_id
+        FROM chain_loops_changed ))
+UNION ALL
+SELECT loop_id, seq, chosen_verdict AS verdict, chosen_detail AS detail, chosen_kind AS kind, chosen_time AS time, chosen_time_text AS time_text, chosen_hash AS carried_hash, chosen_computed AS expected_hash, chosen_payload AS payload, chosen_evidence AS evidence, kafka_topic, kafka_partition, kafka_offset, chosen_ingested AS ingested_at, chosen_class AS kind_class, chosen_cost AS cost_pico, chosen_model AS model_name
+FROM (
+    SELECT loop_id, seq, kafka_topic, kafka_partition, kafka_offset, argMax(verdict, stored_order) AS chosen_verdict, argMax(detail, stored_order) AS chosen_detail, argMax(kind, stored_order) AS chosen_kind, argMax(time, stored_order) AS chosen_time, argMax(time_text, stored_order) AS chosen_time_text, argMax(hash, stored_order) AS chosen_hash, argMax(computed_hash, stored_order) AS chosen_computed, argMax(payload, stored_order) AS chosen_payload, argMax(evidence, stored_order) AS chosen_evidence, argMax(ingested_at, stored_order) AS chosen_ingested, argMax(kind_class, stored_order) AS chosen_class, argMax(cost_pico, stored_order) AS chosen_cost, argMax(model_name, stored_order) AS chosen_model
+    FROM (
+        SELECT loop_id, seq, kafka_topic, kafka_partition, kafka_offset, verdict, detail, kind, time, time_text, hash, computed_hash, payload, evidence, ingested_at, kind_class, cost_pico, model_name, (splitByChar('_', _part)[1], toUInt64(splitByChar('_', _part)[2])) AS stored_order
+        FROM envelopes
+        PREWHERE (verdict != 'ok') AND (loop_id IN (
+                SELECT loop_id
+                FROM chain_loops_changed ))
+        UNION ALL
+        SELECT loop_id, seq, kafka_topic, kafka_partition, kafka_offset, verdict, '' AS detail, '' AS kind, toDateTime(0, 'UTC') AS time, '' AS time_text, '' AS hash, '' AS computed_hash, '' AS payload, '' AS evidence, toDateTime(0, 'UTC') AS ingested_at, '' AS kind_class, toInt64(0) AS cost_pico, '' AS model_name, (splitByChar('_', _part)[1], toUInt64(splitByChar('_', _part)[2])) AS stored_order
+        FROM envelopes
+        PREWHERE loop_id IN (
+            SELECT loop_id
+            FROM chain_loops_changed )
         WHERE verdict = 'ok') AS copies
     GROUP BY loop_id, seq, kafka_topic, kafka_partition, kafka_offset) AS kept
 WHERE chosen_verdict != 'ok';
@@ -1195,3 +1325,28 @@ FROM (
     FROM runtime_spend
     WHERE (kind_class = 'ModelCalled') AND NOT verified AND NOT replayed
     GROUP BY loop_id, verdict) AS sums;
+
+CREATE VIEW unverified_spend_now (
+    loop_id String,
+    verdict String,
+    calls UInt64,
+    cost_pico_usd String,
+    first_time DateTime('UTC'),
+    last_time DateTime('UTC')
+) AS WITH toDecimal128('1000000000000000000', 0) AS e18
+SELECT loop_id, verdict, calls, if(abs(cost_total) < e18, toString(cost_total - (intDiv(cost_total, e18) * e18)), concat(toString(intDiv(cost_total, e18)), substring(toString(abs(cost_total - (intDiv(cost_total, e18) * e18)) + e18), 2))) AS cost_pico_usd, first_time, last_time
+FROM (
+    SELECT loop_id, flag_verdict AS verdict, count() AS calls, sum(toDecimal128(flag_cost, 0)) AS cost_total, min(flag_time) AS first_time, max(flag_time) AS last_time
+    FROM (
+        SELECT loop_id, seq, verdict AS flag_verdict, cost_pico AS flag_cost, time AS flag_time
+        FROM chain_violations_now
+        WHERE (kind_class = 'ModelCalled') AND (verdict NOT IN ('ok', 'gap', 'time_regression', 'malformed'))) AS flagged
+    ANY LEFT JOIN (
+        SELECT loop_id, max(fork_at_seq) AS replayed_to
+        FROM envelopes
+        PREWHERE kind_class = 'ForkedFrom'
+        WHERE verdict NOT IN ('malformed', 'fork')
+        GROUP BY loop_id) AS forks
+    USING (loop_id)
+    WHERE seq > replayed_to
+    GROUP BY loop_id, flag_verdict) AS sums;
