@@ -691,6 +691,16 @@ FROM (
         GROUP BY child_loop_id) AS reported
     USING (loop_id)) AS sides;
 
+CREATE VIEW loop_replays (
+    loop_id String,
+    replayed_to UInt64
+)
+AS SELECT loop_id, max(fork_at_seq) AS replayed_to
+FROM envelopes
+PREWHERE kind_class = 'ForkedFrom'
+WHERE verdict NOT IN ('malformed', 'fork')
+GROUP BY loop_id;
+
 CREATE TABLE loop_roots (
     loop_id String,
     root_loop_id String,
@@ -1342,11 +1352,8 @@ FROM (
         FROM chain_violations_now
         WHERE (kind_class = 'ModelCalled') AND (verdict NOT IN ('ok', 'gap', 'time_regression', 'malformed'))) AS flagged
     ANY LEFT JOIN (
-        SELECT loop_id, max(fork_at_seq) AS replayed_to
-        FROM envelopes
-        PREWHERE kind_class = 'ForkedFrom'
-        WHERE verdict NOT IN ('malformed', 'fork')
-        GROUP BY loop_id) AS forks
+        SELECT loop_id, replayed_to
+        FROM loop_replays ) AS forks
     USING (loop_id)
     WHERE seq > replayed_to
     GROUP BY loop_id, flag_verdict) AS sums;

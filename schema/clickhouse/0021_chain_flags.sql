@@ -170,13 +170,21 @@ FROM envelopes
 WHERE loop_id IN (SELECT loop_id FROM chain_loops_changed)
 GROUP BY loop_id;
 
+-- Per forked loop, the last seq its fork replays: loop_forks' rule (0009)
+-- without FINAL (its ForkedFrom rows found by a PREWHERE on the kind, their
+-- copies alike), as the page's chain cards and unverified_spend_now read it.
+CREATE VIEW IF NOT EXISTS loop_replays AS
+SELECT loop_id, max(fork_at_seq) AS replayed_to
+FROM envelopes
+PREWHERE kind_class = 'ForkedFrom'
+WHERE verdict NOT IN ('malformed', 'fork')
+GROUP BY loop_id;
+
 -- unverified_spend (0017) from the kept flags: a ModelCalled whose own link
 -- did not verify (runtime_spend's `verified`: not ok, gap or time_regression;
 -- malformed rows are not spend) is a flagged row, so its rows are among
 -- chain_violations_now's; a fork's replays aside (seq up to the loop's
--- replayed_to, loop_forks' rule without FINAL, as page_chain_totals.sql
--- reads it: the ForkedFrom rows by PREWHERE on the kind). Same columns, rows
--- and exact text.
+-- replayed_to: loop_replays). Same columns, rows and exact text.
 CREATE VIEW IF NOT EXISTS unverified_spend_now AS
 WITH toDecimal128('1000000000000000000', 0) AS e18
 SELECT loop_id, verdict, calls,
@@ -196,14 +204,7 @@ FROM
         FROM chain_violations_now
         WHERE kind_class = 'ModelCalled' AND verdict NOT IN ('ok', 'gap', 'time_regression', 'malformed')
     ) AS flagged
-    ANY LEFT JOIN
-    (
-        SELECT loop_id, max(fork_at_seq) AS replayed_to
-        FROM envelopes
-        PREWHERE kind_class = 'ForkedFrom'
-        WHERE verdict NOT IN ('malformed', 'fork')
-        GROUP BY loop_id
-    ) AS forks USING loop_id
+    ANY LEFT JOIN (SELECT loop_id, replayed_to FROM loop_replays) AS forks USING loop_id
     WHERE seq > replayed_to
     GROUP BY loop_id, flag_verdict
 ) AS sums;

@@ -5,8 +5,8 @@
 -- - violations: all of them;
 -- - the unverified model cost: ModelCalled among them whose own link did not
 --   verify (mismatch, fork: a second version, regression), timed at or after
---   {since} (Unix seconds), a fork's replays aside (ForkedFrom found by a
---   PREWHERE on the kind), as unverified_spend counts them; filtered by model
+--   {since} (Unix seconds), a fork's replays aside (loop_replays, 0021), as
+--   unverified_spend counts them; filtered by model
 --   and loop name (loop_roots), '' for all.
 -- One JOIN per level (18.16 has one per SELECT); the aggregates are named
 -- apart from the columns, or 18.16 reads its PREWHERE on the aggregate. Cost is Decimal128 in two
@@ -37,14 +37,7 @@ FROM
                        model_name AS model, time AS flag_time
                 FROM chain_violations_now
             ) AS flagged
-            ANY LEFT JOIN
-            (
-                SELECT loop_id, max(fork_at_seq) AS replayed_to
-                FROM envelopes
-                PREWHERE kind_class = 'ForkedFrom'
-                WHERE verdict NOT IN ('malformed', 'fork')
-                GROUP BY loop_id
-            ) AS forks USING loop_id
+            ANY LEFT JOIN (SELECT loop_id, replayed_to FROM loop_replays) AS forks USING loop_id
         ) AS forked
         ANY LEFT JOIN (SELECT loop_id, loop_name FROM loop_roots FINAL) AS roots USING loop_id
     ) AS judged
