@@ -149,18 +149,20 @@ export interface SummaryStep {
  * newest ingest stamp, read before the version was taken). A loop that no
  * longer has a row in runtime_loops gets a row saying so (present 0). A step
  * overtaken or stopped before its mark leaves rows the next step writes again
- * under a higher version.
+ * under a higher version. `every`: every loop, whatever the mark (a rebuild:
+ * rows stored later than their stamp by more than the margin were missed).
  */
 export async function refreshLoopSummaries(
   deps: RollupDeps,
   claim: { readonly version: bigint; check(): Promise<void> },
   lateMs: number,
   storedThrough: number,
+  every = false,
 ): Promise<SummaryStep> {
   const { ch } = deps;
   const [mark] = await queryRows<{ seen_through: Int64Json; marks: Int64Json }>(ch, 'loop_summary_mark');
   const changed =
-    Number(mark?.marks ?? 0) === 0
+    every || Number(mark?.marks ?? 0) === 0
       ? 'all'
       : (await queryRows<{ loop_id: string }>(ch, 'loops_stored_since', { since: Math.max(0, Number(mark?.seen_through ?? 0) - Math.ceil(lateMs / 1000)) })).map((r) => r.loop_id);
   const wide = changed === 'all' || changed.length > deps.scanLoops;

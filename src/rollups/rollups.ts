@@ -386,8 +386,9 @@ export async function rebuild(
   for (const h of await hoursOfLoops(ch, changed)) hours.add(h);
   // A week per step: one read of the table per week when loops are many.
   await recompute(deps, [...hours], claim, 7 * HOURS_PER_STEP, progress);
-  // Ledgers are per loop, not per hour: every loop's, whatever the range.
+  // Ledgers and loop summaries are per loop, not per hour: every loop's, whatever the range.
   await recomputeLedgers(deps, 'all', version);
+  await refreshLoopSummaries(deps, claim, 0, marks.storedThrough, true);
   await claim.check();
   if (range.everything) await exec(ch, 'rollup_sweep_done', { version, seen_through: marks.storedThrough, hours: hours.size });
   return { version, hours: hours.size, treeChanges: changed.length };
