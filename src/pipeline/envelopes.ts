@@ -11,17 +11,17 @@ import { clampDetail, outsideDateTime, toClickHouseDateTime } from '../decode/ti
 import { isViolation, verifyLink, type StoredVersion, type Verdict, type Verification } from '../verify/chain.js';
 import type { SeqEncoding } from '../verify/hash.js';
 import type { EnvelopeRow } from '../rows/rows.js';
-import { malformedColumns } from './malformed.js';
+import { malformedColumns, UNSTAMPED } from './malformed.js';
 import { NO_CACHE_OBSERVER, type CacheObserver } from './cache-observer.js';
 import { HeadCache, loopHead, type LoopHead } from './head-cache.js';
 import { PendingLayers } from './pending-layers.js';
-import type { ChainPort, DerivePort, InsertPort, ProgressPort } from './ports.js';
+import type { ChainPort, StorePort } from './ports.js';
 import type { DeadLetter, SourceRecord, Stream, StreamBatch } from './stream.js';
 
 type BatchOutcome = StreamBatch<EnvelopeRow>;
 
 /** What the envelope pipeline reads and writes. */
-export type EnvelopeStorePort = ChainPort & ProgressPort & InsertPort<EnvelopeRow> & DerivePort<EnvelopeRow>;
+export type EnvelopeStorePort = ChainPort & StorePort<EnvelopeRow>;
 
 const versionKey = (loopId: string, seq: number): string => `${loopId}\u0000${seq}`;
 
@@ -164,13 +164,12 @@ export interface EnvelopeBatchOptions extends DecodeOptions {
   readonly seqEncoding: SeqEncoding;
 }
 
-export async function processEnvelopeBatch(
-  records: readonly SourceRecord[],
-  state: ChainState,
-  options: EnvelopeBatchOptions,
-  now: Date = new Date(),
-): Promise<BatchOutcome> {
-  const ingestedAt = toClickHouseDateTime({ seconds: Math.floor(now.getTime() / 1000), nanos: 0 });
+/**
+ * Judges a batch of one partition's records against `state` and moves it:
+ * their rows (ingested_at left to the flush, which sets one for all the rows
+ * of an insert), dead letters and verdict counts.
+ */
+export async function processEnvelopeBatch(records: readonly SourceRecord[], state: ChainState, options: EnvelopeBatchOptions): Promise<BatchOutcome> {
   state.settle();
   const decoded: (Envelope | string)[] = records.map((r) => {
     const d = decodeEnvelope(r.value, options);
@@ -208,7 +207,7 @@ export async function processEnvelopeBatch(
     if (typeof d === 'string') {
       count('malformed');
       deadLetters.push({ record, reason: d });
-      rows.push(malformedEnvelopeRow(record, d, ingestedAt));
+      rows.push(malformedEnvelopeRow(record, d));
       return;
     }
     const head = heads.get(d.loopId);
@@ -292,7 +291,7 @@ export async function processEnvelopeBatch(
       kafka_topic: record.topic,
       kafka_partition: record.partition,
       kafka_offset: record.offset,
-      ingested_at: ingestedAt,
+      ingested_at: UNSTAMPED,
     });
   });
   return { rows, deadLetters, verdicts };
@@ -301,8 +300,8 @@ export async function processEnvelopeBatch(
 const NO_VERSIONS: readonly StoredVersion[] = [];
 
 /** The envelopes row of a record that is not an envelope (or that the store refused). */
-function malformedEnvelopeRow(record: SourceRecord, reason: string, ingestedAt: string): EnvelopeRow {
-  const { key, evidence, ...columns } = malformedColumns(record, reason, ingestedAt);
+function malformedEnvelopeRow(record: SourceRecord, reason: string): EnvelopeRow {
+  const { key, evidence, ...columns } = malformedColumns(record, reason);
   return {
     ...columns,
     loop_id: key,
@@ -384,7 +383,7 @@ export class EnvelopeStream implements Stream<EnvelopeRow> {
    */
   constructor(
     readonly topic: string,
-    private readonly store: EnvelopeStorePort,
+    readonly store: EnvelopeStorePort,
     private readonly options: EnvelopeBatchOptions,
     headCacheLoops?: number,
     observer?: CacheObserver,
@@ -392,37 +391,12 @@ export class EnvelopeStream implements Stream<EnvelopeRow> {
     this.state = new ChainState(store, headCacheLoops, observer);
   }
 
-  progress(partition: number, since?: number): Promise<bigint> {
-    return this.store.progress(this.topic, partition, since);
-  }
-
   process(records: readonly SourceRecord[]): Promise<StreamBatch<EnvelopeRow>> {
     return processEnvelopeBatch(records, this.state, this.options);
   }
 
-  derive(rows: readonly EnvelopeRow[]): Promise<void> {
-    return this.store.derive(rows);
-  }
-
-  rederive(partition: number, from: bigint, since: number): Promise<void> {
-    return this.store.rederive(this.topic, partition, from, since);
-  }
-
-  derivedLost(partition: number): Promise<boolean> {
-    return this.store.derivedLost(this.topic, partition);
-  }
-
-  insert(rows: readonly EnvelopeRow[], queryId?: string): Promise<void> {
-    return this.store.insert(rows, queryId);
-  }
-
-  probe(rows: readonly EnvelopeRow[]): Promise<void> {
-    return this.store.probe(rows);
-  }
-
   quarantine(record: SourceRecord, reason: string): { row: EnvelopeRow; deadLetter: DeadLetter } {
-    // ingested_at is the flush's, set when it is inserted.
-    return { row: malformedEnvelopeRow(record, reason, ''), deadLetter: { record, reason } };
+    return { row: malformedEnvelopeRow(record, reason), deadLetter: { record, reason } };
   }
 
   seal(): number {

@@ -284,20 +284,15 @@ test('a row or a query ClickHouse refuses is traced to its record: dead-lettered
 });
 
 /**
- * HoledStream whose first insert with a Hole row waits until the ingestor has
- * judged a later batch (or 10 s): the batches judged while a flush is in
- * flight, on a state that took the refused row as stored.
+ * An EnvelopeStore whose first insert with a Hole row waits until the
+ * ingestor has judged a later batch (or 10 s): the batches judged while a
+ * flush is in flight, on a state that took the refused row as stored.
  */
-class SlowHoledStream extends HoledStream {
-  private holding = false;
+class SlowStore extends EnvelopeStore {
+  holding = false;
   private held = false;
-  /** Whether process() judged records while the first insert was held. */
+  /** Whether the stream judged records while the first insert was held. */
   judgedDuringHold = false;
-
-  override async process(records: readonly SourceRecord[]): Promise<StreamBatch<EnvelopeRow>> {
-    if (this.holding) this.judgedDuringHold = true;
-    return super.process(records);
-  }
 
   override async insert(rows: readonly EnvelopeRow[], queryId?: string): Promise<void> {
     if (!this.held && rows.some((r) => r.kind === 'Hole')) {
@@ -307,6 +302,20 @@ class SlowHoledStream extends HoledStream {
       this.holding = false;
     }
     return super.insert(rows, queryId);
+  }
+}
+
+/** HoledStream that tells its SlowStore when it judges a batch. */
+class SlowHoledStream extends HoledStream {
+  declare readonly store: SlowStore;
+
+  constructor(topic: string, store: SlowStore, ch: ReturnType<typeof createClickHouse>) {
+    super(topic, store, ch);
+  }
+
+  override async process(records: readonly SourceRecord[]): Promise<StreamBatch<EnvelopeRow>> {
+    if (this.store.holding) this.store.judgedDuringHold = true;
+    return super.process(records);
   }
 }
 
@@ -326,14 +335,14 @@ test('rows refused while the next batches were judged: those batches are judged 
   await send(a.slice(0, 3));
 
   const clickhouse = createClickHouse(ctx.config.clickhouse);
-  const stream = new SlowHoledStream(topic, new EnvelopeStore(clickhouse), clickhouse);
+  const stream = new SlowHoledStream(topic, new SlowStore(clickhouse), clickhouse);
   // The rest arrives while the first flush (with the Hole) is held in flight.
   const { fatal } = await ingestWhile({ kafka, clickhouse, config: ctx.config, log }, stream, async () => {
     await send([...a.slice(3), ...c]);
     await producer.disconnect();
   }).finally(() => clickhouse.close());
   assert.equal(fatal, undefined, 'nothing fatal');
-  assert.ok(stream.judgedDuringHold, 'the next batch was judged while the first flush was in flight');
+  assert.ok(stream.store.judgedDuringHold, 'the next batch was judged while the first flush was in flight');
 
   // Every row once (no FINAL: a batch dropped and judged again must not have been stored twice).
   const rows = await query<{ loop_id: string; seq: number; verdict: string }>(ctx, 'SELECT loop_id, seq, verdict FROM envelopes ORDER BY kafka_offset');

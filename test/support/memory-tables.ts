@@ -127,4 +127,19 @@ export class MemoryCrazeTable {
     for (const r of rows) this.rows.push(JSON.parse(JSON.stringify(r)) as CrazeRow);
     return Promise.resolve();
   }
+
+  /** craze_events has no derived table. */
+  derive(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  /** craze_events has no derived table. */
+  rederive(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  /** craze_events has no derived table. */
+  derivedLost(): Promise<boolean> {
+    return Promise.resolve(false);
+  }
 }
