@@ -66,7 +66,7 @@ export class MemoryEnvelopeTable {
   }
 
   /** Memory takes any row: nothing to refuse. */
-  probe(): Promise<void> {
+  probe(_rows: readonly EnvelopeRow[]): Promise<void> {
     return Promise.resolve();
   }
 
