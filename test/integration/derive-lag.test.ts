@@ -20,7 +20,7 @@ import { query } from '../support/clickhouse.js';
 import { ingestWhile } from '../support/in-process-ingest.js';
 import { testContext, type TestContext } from '../support/context.js';
 import { chain } from '../support/envelope-chain.js';
-import { sleep } from '../support/processes.js';
+import { Hold } from '../support/hold.js';
 
 const log = createLogger('warn');
 const contexts: TestContext[] = [];
@@ -54,15 +54,12 @@ function loop(loopId: string, n: number): { key: string; value: Buffer }[] {
  * while the next batch of the same loops is judged.
  */
 class LaggingDeriveStore extends EnvelopeStore {
-  holding = false;
+  readonly hold = new Hold();
   failedDerives = 0;
-  judgedDuringHold = false;
 
   override async derive(rows: readonly EnvelopeRow[]): Promise<void> {
     if (this.failedDerives === 0) {
-      this.holding = true;
-      for (let i = 0; i < 100 && !this.judgedDuringHold; i++) await sleep(100);
-      this.holding = false;
+      await this.hold.untilJudged();
       this.failedDerives++;
       throw Object.assign(new Error('connection reset while writing loop_heads'), { code: 'ECONNRESET' });
     }
@@ -83,7 +80,7 @@ class LaggingDeriveStream extends EnvelopeStream {
   }
 
   override async process(records: readonly SourceRecord[]): Promise<StreamBatch<EnvelopeRow>> {
-    if (this.store.holding) this.store.judgedDuringHold = true;
+    this.store.hold.judging();
     return super.process(records);
   }
 }
@@ -108,7 +105,7 @@ test('a batch judged while the previous flush is stored but its loop_heads write
   }).finally(() => clickhouse.close());
   assert.equal(fatal, undefined, 'nothing fatal');
   assert.equal(stream.store.failedDerives, 1, 'the first loop_heads write failed');
-  assert.ok(stream.store.judgedDuringHold, 'the next batch was judged while the first flush was stored without its heads');
+  assert.ok(stream.store.hold.judgedDuringHold, 'the next batch was judged while the first flush was stored without its heads');
   const rows = await query<{ row: string }>(ctx, "SELECT concat(loop_id, '/', toString(seq), '/', verdict) AS row FROM envelopes ORDER BY loop_id, seq");
   assert.deepEqual(
     rows.map((r) => r.row),

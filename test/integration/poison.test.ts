@@ -32,6 +32,7 @@ import { Ingestor } from '../../src/ingest/ingestor.js';
 import { createKafka, ensureTopics, TOPIC_CONFIG } from '../../src/sources/kafka.js';
 import { testContext, type TestContext } from '../support/context.js';
 import { query } from '../support/clickhouse.js';
+import { Hold } from '../support/hold.js';
 import { ingestWhile } from '../support/in-process-ingest.js';
 import { BIN, runCli, sleep } from '../support/processes.js';
 
@@ -289,17 +290,13 @@ test('a row or a query ClickHouse refuses is traced to its record: dead-lettered
  * flush is in flight, on a state that took the refused row as stored.
  */
 class SlowStore extends EnvelopeStore {
-  holding = false;
+  readonly hold = new Hold();
   private held = false;
-  /** Whether the stream judged records while the first insert was held. */
-  judgedDuringHold = false;
 
   override async insert(rows: readonly EnvelopeRow[], queryId?: string): Promise<void> {
     if (!this.held && rows.some((r) => r.kind === 'Hole')) {
       this.held = true;
-      this.holding = true;
-      for (let i = 0; i < 100 && !this.judgedDuringHold; i++) await sleep(100);
-      this.holding = false;
+      await this.hold.untilJudged();
     }
     return super.insert(rows, queryId);
   }
@@ -314,7 +311,7 @@ class SlowHoledStream extends HoledStream {
   }
 
   override async process(records: readonly SourceRecord[]): Promise<StreamBatch<EnvelopeRow>> {
-    if (this.store.holding) this.store.judgedDuringHold = true;
+    this.store.hold.judging();
     return super.process(records);
   }
 }
@@ -342,7 +339,7 @@ test('rows refused while the next batches were judged: those batches are judged 
     await producer.disconnect();
   }).finally(() => clickhouse.close());
   assert.equal(fatal, undefined, 'nothing fatal');
-  assert.ok(stream.store.judgedDuringHold, 'the next batch was judged while the first flush was in flight');
+  assert.ok(stream.store.hold.judgedDuringHold, 'the next batch was judged while the first flush was in flight');
 
   // Every row once (no FINAL: a batch dropped and judged again must not have been stored twice).
   const rows = await query<{ loop_id: string; seq: number; verdict: string }>(ctx, 'SELECT loop_id, seq, verdict FROM envelopes ORDER BY kafka_offset');
