@@ -44,6 +44,7 @@ import { parseArgs } from 'node:util';
 import { parseConfig } from '../src/config/index.js';
 import { median, sayer, wholeOption } from './support.js';
 import { DEFAULT_DECODE_OPTIONS } from '../src/decode/envelope.js';
+import { toClickHouseDateTime } from '../src/decode/time.js';
 import { generateTraffic } from '../src/demo/traffic/index.js';
 import { createLogger } from '../src/observability/logger.js';
 import { ChainState, processEnvelopeBatch } from '../src/pipeline/envelopes.js';
@@ -224,6 +225,9 @@ async function generateRows(): Promise<EnvelopeRow[]> {
   for (let i = 0; i < sources.length; i += ROWS_PER_INSERT) {
     const outcome = await processEnvelopeBatch(sources.slice(i, i + ROWS_PER_INSERT), state, OPTIONS);
     state.flushed();
+    // One ingested_at per insert, as ingest's flush sets it (the pipeline leaves it unset).
+    const stamp = toClickHouseDateTime({ seconds: Math.floor(Date.now() / 1000), nanos: 0 });
+    for (const row of outcome.rows) row.ingested_at = stamp;
     rows.push(...outcome.rows);
   }
   return rows;

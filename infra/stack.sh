@@ -125,7 +125,9 @@ as_root() {
 }
 
 # pid_of PIDFILE PATTERN: prints the pid if the process lives and its command
-# line contains PATTERN (guards against stale pid files and pid reuse).
+# line contains PATTERN, the program's name (guards against stale pid files
+# and pid reuse; the pid file is this checkout's, and a worktree whose .state
+# links here started its services under another path).
 pid_of() {
   local pid cmd
   [[ -f $1 ]] || return 1
@@ -388,7 +390,7 @@ clickhouse_init_db() {
 clickhouse_start() {
   if clickhouse_is_up; then
     local pid
-    if pid="$(pid_of "$CH_PID" "$CH_DIR/etc/config.xml")"; then
+    if pid="$(pid_of "$CH_PID" clickhouse-server)"; then
       clickhouse_users
       log "clickhouse: already up (pid $pid, $CH_HTTP); users rewritten from infra/clickhouse"
     else
@@ -398,7 +400,7 @@ clickhouse_start() {
     return 0
   fi
   command -v clickhouse-server >/dev/null || die "clickhouse-server not installed; run infra/stack.sh install"
-  if pid_of "$CH_PID" "$CH_DIR/etc/config.xml" >/dev/null; then
+  if pid_of "$CH_PID" clickhouse-server >/dev/null; then
     log "clickhouse: process running but not answering yet, waiting…"
     wait_until clickhouse "$CH_TIMEOUT" clickhouse_is_up "$(cat "$CH_PID")" "$CH_ERRLOG" "$CH_LOG" "$CH_OUT"
   else
@@ -420,7 +422,7 @@ clickhouse_start() {
 }
 
 clickhouse_stop() {
-  stop_pid clickhouse "$CH_PID" "$CH_DIR/etc/config.xml" && return 0
+  stop_pid clickhouse "$CH_PID" clickhouse-server && return 0
   if clickhouse_is_up; then log "clickhouse: up on $CH_HTTP but not started by this script; left alone"
   else log "clickhouse: not running"; fi
 }
@@ -428,7 +430,7 @@ clickhouse_stop() {
 clickhouse_status() {
   local pid state=down ver="-"
   if clickhouse_is_up; then state=up; ver="ClickHouse $(ch_query 'SELECT version()' 2>/dev/null || echo '?')"; fi
-  pid="$(pid_of "$CH_PID" "$CH_DIR/etc/config.xml")" || pid="-"
+  pid="$(pid_of "$CH_PID" clickhouse-server)" || pid="-"
   printf '%-11s %-5s pid %-8s %-22s %s\n' clickhouse "$state" "$pid" "127.0.0.1:8123/9000" "$ver"
   [[ $state == up ]]
 }

@@ -44,6 +44,8 @@ export const API_REQUESTS: readonly ApiRequest[] = [
     { name: `spend --rollups --by ${by}`, path: `/api/spend?rollups&by=${by}` },
     { name: `spend --rollups --by ${by} --since 7d`, path: `/api/spend?rollups&by=${by}&since=${SINCE_7D}` },
   ]),
+  // The top consumers: what a page or a report asks, not the whole list of roots.
+  { name: 'spend --rollups --by root --limit 100', path: '/api/spend?rollups&by=root&limit=100' },
   { name: 'loops --limit 100', path: '/api/loops?limit=100' },
   { name: 'loops --root ROOT', path: '/api/loops?root={root}' },
   { name: 'sessions', path: '/api/sessions' },

@@ -171,13 +171,12 @@ export function budgetsAt(budgets: Budgets, now: number): SpendBudget[] {
   ];
 }
 
-/** A Decimal128 sum as the budget queries return it: two integers below 10^20, since 18.16 prints 10^21 and up wrongly. */
-interface SplitSum {
-  readonly cost_hi: string;
-  readonly cost_lo: string;
+/** A Decimal128 sum as the budget queries return it: its exact text (decimal_text() in the query). */
+interface SumText {
+  readonly cost_text: string;
 }
 
-const joined = (r: SplitSum): bigint => BigInt(r.cost_hi) * 10n ** 18n + BigInt(r.cost_lo);
+const joined = (r: SumText): bigint => BigInt(r.cost_text);
 
 const DAY_SECONDS = 86_400;
 
@@ -192,7 +191,7 @@ function dayRange(day: string, now: number): { since: number; until: number } {
 async function perKey(ch: ClickHouseClient, kind: BudgetKind, query: string, keys: readonly string[], params: Record<string, SqlValue> = {}): Promise<SpendRow[]> {
   const out: SpendRow[] = [];
   for (const chunk of inListChunks(keys)) {
-    const rows = await queryRows<SplitSum & { readonly scope_key: string }>(ch, query, { ...params, keys: chunk });
+    const rows = await queryRows<SumText & { readonly scope_key: string }>(ch, query, { ...params, keys: chunk });
     out.push(...rows.map((r) => ({ kind, key: r.scope_key, spentPico: joined(r) })));
   }
   return out;
@@ -222,7 +221,7 @@ export async function budgetSpend(ch: ClickHouseClient, budgets: readonly SpendB
   const today = dayRange(utcDay(now), now);
   const reads: Promise<SpendRow[]>[] = [
     ...keys('day').map(async (day) => {
-      const [row] = await queryRows<SplitSum>(ch, 'alert_budget_day', dayRange(day, now));
+      const [row] = await queryRows<SumText>(ch, 'alert_budget_day', dayRange(day, now));
       return [{ kind: 'day' as const, key: day, spentPico: row === undefined ? 0n : joined(row) }];
     }),
     perKey(ch, 'root', 'alert_budget_roots', keys('root')),

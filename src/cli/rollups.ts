@@ -30,9 +30,10 @@ same work by hand:
             the deduplicated raw rows. The loop tree is refolded first; a loop
             whose root or name was wrong has all its hours recomputed. Safe
             while ingest and workers run: each hour is replaced whole, under
-            a newer version, when its rows are written. Without --from and
-            --to it counts as a sweep of every stored row: the next sweep
-            starts from it.
+            a newer version, when its rows are written. Every loop's ledger
+            and summary (what \`loops\` reads) is recomputed whatever the
+            range. Without --from and --to it counts as a sweep of every
+            stored row: the next sweep starts from it.
   sweep     one sweep, as the worker runs it: the hours touched by rows
             stored since the last sweep. One sweep runs at a time (a lease
             in Redis): while a worker's runs, this one does nothing.

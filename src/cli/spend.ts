@@ -3,14 +3,14 @@ import { parseSince } from '../read/since.js';
 import { readSpend, SPEND_BY, SPEND_SOURCES, type SpendBy, type SpendRow, type SpendSource } from '../read/spend.js';
 import { createClickHouse } from '../sink/clickhouse/client.js';
 import type { Command } from './command.js';
-import { parseOptions, UsageError } from './command.js';
+import { parseOptions, UsageError, wholeNumberOption } from './command.js';
 import { printable } from './terminal.js';
 
 export const spendCommand: Command = {
   name: 'spend',
   summary: 'what the loop runtime and craze spent, exactly, by model, day, loop name, root or source',
   help: `Usage: agentledger spend [--by model|day|name|root|source] [--since WHEN] [--until WHEN]
-                        [--source runtime|craze|all] [--rollups] [--json]
+                        [--source runtime|craze|all] [--limit N] [--rollups] [--json]
 
 Sums counted spend in integer picodollars: the loop runtime's ModelCalled
 usage (verified envelopes only, a fork's replayed events not counted again, a
@@ -26,6 +26,8 @@ size (Decimal128 in ClickHouse, bigint here).
   --since WHEN   spend at or after WHEN; --until WHEN: before WHEN (RFC 3339,
                  YYYY-MM-DD in UTC, or a span back from now: 90m, 24h, 7d)
   --source S     runtime, craze or all (the default)
+  --limit N      the first N rows only: the N costliest (by day, the N newest
+                 days); 0, the default: every row
   --rollups      read the hour rollups that \`agentledger worker\` keeps (the
                  committed hours, and the open hours live), as the page and
                  Grafana do, grouped by the --by key in ClickHouse: the
@@ -48,6 +50,7 @@ size (Decimal128 in ClickHouse, bigint here).
       since: { type: 'string' },
       until: { type: 'string' },
       source: { type: 'string' },
+      limit: { type: 'string' },
       rollups: { type: 'boolean' },
       json: { type: 'boolean' },
     });
@@ -57,10 +60,11 @@ size (Decimal128 in ClickHouse, bigint here).
     if (!SPEND_SOURCES.includes(source)) throw new UsageError(`--source ${JSON.stringify(source)}: expected one of ${SPEND_SOURCES.join(', ')}`);
     const since = values.since === undefined ? undefined : parseSince(values.since);
     const until = values.until === undefined ? undefined : parseSince(values.until);
+    const limit = values.limit === undefined ? undefined : wholeNumberOption('limit', values.limit, 0);
     const ch = createClickHouse(config.clickhouse);
     let rows: SpendRow[];
     try {
-      rows = await readSpend(ch, { by, source, since, until, rollups: values.rollups === true });
+      rows = await readSpend(ch, { by, source, since, until, limit, rollups: values.rollups === true });
     } finally {
       await ch.close();
     }

@@ -92,8 +92,8 @@ export class Flusher {
     if (p.stamp === undefined) {
       p.stampSeconds = Math.floor((this.deps.now ?? Date.now)() / 1000);
       p.stamp = toClickHouseDateTime({ seconds: p.stampSeconds, nanos: 0 });
-      for (const rows of p.rows.values()) for (const row of rows) row.ingested_at = p.stamp;
     }
+    const stamp = p.stamp;
     // One insert per table. Each table is the progress of its own topic's
     // partitions, so a crash between two inserts leaves each topic either
     // stored or to be read again, never half.
@@ -110,8 +110,12 @@ export class Flusher {
           for (let isolated = 0; ; isolated++) {
             const queryId = `agentledger-${stream.name}-${randomUUID()}`;
             p.tried.set(stream, queryId);
+            // The only place a row gets its ingested_at (the pipeline leaves
+            // it unset): every row this insert sends, the malformed rows
+            // isolatePoison put in place of refused ones included.
+            for (const row of rows) row.ingested_at = stamp;
             try {
-              await stream.insert(rows, queryId);
+              await stream.store.insert(rows, queryId);
               break;
             } catch (err) {
               const kind = failureKind(err);
@@ -139,7 +143,7 @@ export class Flusher {
       }
       // The store's derived tables (loop_heads), idempotent, before the commit
       // that dates them: a failure here is retried with the flush.
-      await stream.derive(rows);
+      await stream.store.derive(rows);
       // Only now may the stream's state let go of the rows' heads: the store
       // answers heads from its derived tables alone, so a head it cached or
       // held pending must stay until they have it.
@@ -191,7 +195,7 @@ export class Flusher {
       let why = known ? refusal : undefined;
       if (!known) {
         try {
-          await stream.probe(rows.slice(lo, hi));
+          await stream.store.probe(rows.slice(lo, hi));
           return;
         } catch (err) {
           if (failureKind(err) !== 'content') throw err;
@@ -234,7 +238,6 @@ export class Flusher {
       // Every row comes from a buffered record; without it there is nothing to dead-letter.
       if (!record) throw new Error(`no buffered record for the refused row at ${stream.topic}:${key}`);
       const { row: malformed, deadLetter } = stream.quarantine(record, reason);
-      malformed.ingested_at = row.ingested_at;
       kept.push(malformed);
       p.deadLetters.push(deadLetter);
       this.deps.metrics.poisonRecords.inc({ topic: stream.topic });
@@ -254,6 +257,6 @@ export class Flusher {
     const last = rows[rows.length - 1];
     // If it landed, it carries this flush's stamp: only parts since then are read.
     const since = Math.max(0, stampSeconds - CLOCK_SLACK_SECONDS);
-    return last !== undefined && (await stream.progress(last.kafka_partition, since)) > BigInt(last.kafka_offset);
+    return last !== undefined && (await stream.store.progress(stream.topic, last.kafka_partition, since)) > BigInt(last.kafka_offset);
   }
 }

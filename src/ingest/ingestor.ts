@@ -39,14 +39,15 @@ import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { KafkaColumns } from '../rows/rows.js';
 import { KEY_MISMATCH } from '../pipeline/envelopes.js';
-import type { SourceRecord, Stream, StreamBatch } from '../pipeline/stream.js';
+import type { SourceRecord, Stream } from '../pipeline/stream.js';
 import { undecodableBatch } from '../sources/codecs.js';
 import { failureKind, membershipError } from './failures.js';
-import { Flusher, where } from './flusher.js';
+import { Flusher } from './flusher.js';
+import { processIsolating } from './isolate.js';
 import type { BatchPayload, GroupBatch, GroupListener, IngestEdges } from './group.js';
 import { ReadBack } from './read-back.js';
 import { BatchRetry } from './retry.js';
-import { concatBatches, emptyPending, insertBytes, type Flight } from './pending.js';
+import { buffer, emptyPending, type Flight } from './pending.js';
 
 export interface IngestDeps {
   /** The consumer group, the dead-letter producer and ClickHouse's query control: kafkaEdges() in production, a fake in unit tests. */
@@ -264,22 +265,14 @@ export class Ingestor {
       .filter((m) => BigInt(m.offset) >= from)
       .map((m) => ({ topic, partition, offset: m.offset, timestamp: m.timestamp, key: m.key, value: m.value, headers: m.headers }));
     if (records.length > 0) {
-      const outcome = await this.processIsolating(stream, records);
-      const kept = this.pending.records.get(stream);
-      if (kept) for (const r of records) kept.push(r);
-      else this.pending.records.set(stream, [...records]);
+      const outcome = await processIsolating(stream, records, this.deps);
+      buffer(this.pending, stream, records, outcome);
       for (const [verdict, n] of outcome.verdicts) {
         // Not a verdict: stored envelopes whose Kafka key is not their LoopID, also counted by their verdict.
         if (verdict === KEY_MISMATCH) this.deps.metrics.keyMismatches.inc({ topic }, n);
         else this.deps.metrics.records.inc({ stream: stream.name, verdict }, n);
       }
       this.processed.set(stream.name, (this.processed.get(stream.name) ?? 0) + records.length);
-      let rows = this.pending.rows.get(stream);
-      if (!rows) this.pending.rows.set(stream, (rows = []));
-      for (const row of outcome.rows) rows.push(row);
-      this.pending.bytes += insertBytes(records);
-      this.pending.count += outcome.rows.length + outcome.deadLetters.length;
-      this.pending.deadLetters.push(...outcome.deadLetters);
     }
     // A batch wholly below the progress (a redelivery, or the records a crash
     // stored but did not commit) must not move it back: the records past it
@@ -318,31 +311,6 @@ export class Ingestor {
     this.progress.set(`${topic}:${partition}`, next);
     this.flusher.durable.set(`${topic}:${partition}`, durable);
     return next;
-  }
-
-  /**
-   * stream.process(), and when ClickHouse refuses a read-back query built
-   * from the records' content, the same on halves, down to the records that
-   * cause it: each becomes a malformed row and a dead letter, the others are
-   * judged as usual and in order (a half that succeeds has moved the
-   * stream's pending state exactly as one call would have).
-   */
-  private async processIsolating(stream: Stream, records: readonly SourceRecord[]): Promise<StreamBatch<KafkaColumns>> {
-    try {
-      return await stream.process(records);
-    } catch (err) {
-      if (failureKind(err) !== 'content') throw err;
-      if (records.length === 1) {
-        const reason = `refused by ClickHouse: ${failureMessage(err)}`;
-        const { row, deadLetter } = stream.quarantine(records[0]!, reason);
-        this.deps.metrics.poisonRecords.inc({ topic: stream.topic });
-        this.deps.log.warn('a record made ClickHouse refuse a query; it is dead-lettered', { ...where(records[0]!), reason });
-        return { rows: [row], deadLetters: [deadLetter], verdicts: new Map([['malformed', 1]]) };
-      }
-      const half = records.length >>> 1;
-      const first = await this.processIsolating(stream, records.slice(0, half));
-      return concatBatches(first, await this.processIsolating(stream, records.slice(half)));
-    }
   }
 
   /**

@@ -94,17 +94,23 @@ export const emptyPending = (): Pending => ({
  * themselves (cheaper than measuring every row): a row holds its record's
  * text at most twice as long once JSON-escaped, plus columns and state.
  */
-export function insertBytes(records: readonly SourceRecord[]): number {
+function insertBytes(records: readonly SourceRecord[]): number {
   let n = 0;
   for (const r of records) n += 2 * (r.value?.length ?? 0) + 1024;
   return n;
 }
 
-/** Two outcomes of consecutive records of one partition, as one. */
-export function concatBatches<Row>(a: StreamBatch<Row>, b: StreamBatch<Row>): StreamBatch<Row> {
-  const verdicts = new Map(a.verdicts);
-  for (const [v, n] of b.verdicts) verdicts.set(v, (verdicts.get(v) ?? 0) + n);
-  return { rows: [...a.rows, ...b.rows], deadLetters: [...a.deadLetters, ...b.deadLetters], verdicts };
+/** Adds a batch's judged records (kept for a refused row's dead letter), rows and dead letters to the buffer. */
+export function buffer(p: Pending, stream: Stream, records: readonly SourceRecord[], outcome: StreamBatch<KafkaColumns>): void {
+  const kept = p.records.get(stream);
+  if (kept) for (const r of records) kept.push(r);
+  else p.records.set(stream, [...records]);
+  let rows = p.rows.get(stream);
+  if (!rows) p.rows.set(stream, (rows = []));
+  for (const row of outcome.rows) rows.push(row);
+  p.bytes += insertBytes(records);
+  p.count += outcome.rows.length + outcome.deadLetters.length;
+  p.deadLetters.push(...outcome.deadLetters);
 }
 
 /** A record's place in its topic, as a map key. */

@@ -27,16 +27,16 @@ export class ReadBack {
   async resume(stream: Stream, topic: string, partition: number): Promise<Position> {
     const commit = (await this.committedOffsets(topic)).get(partition);
     const since = sinceOf(commit?.metadata);
-    const stored = await stream.progress(partition, since);
+    const stored = await stream.store.progress(stream.topic, partition, since);
     const committed = commit && Number(commit.offset) >= 0 ? BigInt(commit.offset) : 0n;
     // Rows past the commit: their writer may have died between its insert
     // and its derived writes. Made again now, before any head is read back
     // (heads are read from the derived table alone); all of them when the
     // derived table lost every row of the partition.
-    if (await stream.derivedLost(partition)) {
+    if (await stream.store.derivedLost(stream.topic, partition)) {
       this.log.warn('the derived rows of this partition are all gone; writing them again from its stored rows', { stream: stream.name, topic, partition });
-      await stream.rederive(partition, 0n, 0);
-    } else if (stored > committed) await stream.rederive(partition, committed, since);
+      await stream.store.rederive(stream.topic, partition, 0n, 0);
+    } else if (stored > committed) await stream.store.rederive(stream.topic, partition, committed, since);
     const next = stored > committed ? stored : committed;
     return { topic, partition, offset: next.toString(), ...(commit?.metadata ? { metadata: commit.metadata } : {}) };
   }

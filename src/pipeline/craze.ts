@@ -13,11 +13,11 @@ import { checkCrazeSeq } from '../verify/craze-seq.js';
 import { kafkaColumns, malformedColumns, recordTime } from './malformed.js';
 import { NO_CACHE_OBSERVER, type CacheObserver } from './cache-observer.js';
 import { PendingLayers } from './pending-layers.js';
-import type { IncarnationPort, InsertPort, ProgressPort } from './ports.js';
+import type { IncarnationPort, StorePort } from './ports.js';
 import type { DeadLetter, SourceRecord, Stream, StreamBatch } from './stream.js';
 
-/** What the craze pipeline reads and writes. */
-export type CrazeStorePort = IncarnationPort & ProgressPort & InsertPort<CrazeRow>;
+/** What the craze pipeline reads and writes (craze_events has no derived table: its DerivePort does nothing). */
+export type CrazeStorePort = IncarnationPort & StorePort<CrazeRow>;
 
 /** Columns every row carries, filled per event by what it is. */
 type PerEventColumns = 'session_id' | 'incarnation' | 'seq' | 'event_type' | 'at' | 'at_text' | 'agent' | 'replayed' | 'event' | 'verdict' | 'detail';
@@ -121,30 +121,11 @@ export class CrazeStream implements Stream<CrazeRow> {
   /** `cacheSessions`: the session cache's budget; `observer` hears its hits, misses and evictions. */
   constructor(
     readonly topic: string,
-    private readonly store: CrazeStorePort,
+    readonly store: CrazeStorePort,
     private readonly cacheSessions = DEFAULT_CRAZE_CACHE_SESSIONS,
     private readonly observer: CacheObserver = NO_CACHE_OBSERVER,
   ) {
     if (!Number.isSafeInteger(cacheSessions) || cacheSessions < 1) throw new RangeError(`a session cache holds at least 1 session, got ${cacheSessions}`);
-  }
-
-  progress(partition: number, since?: number): Promise<bigint> {
-    return this.store.progress(this.topic, partition, since);
-  }
-
-  /** craze_events has no derived table. */
-  derive(): Promise<void> {
-    return Promise.resolve();
-  }
-
-  /** craze_events has no derived table. */
-  rederive(): Promise<void> {
-    return Promise.resolve();
-  }
-
-  /** craze_events has no derived table. */
-  derivedLost(): Promise<boolean> {
-    return Promise.resolve(false);
   }
 
   seal(): number {
@@ -195,8 +176,7 @@ export class CrazeStream implements Stream<CrazeRow> {
     return this.pendingSeen.all.some((keys) => keys.has(seqKey));
   }
 
-  async process(records: readonly SourceRecord[], now: Date = new Date()): Promise<StreamBatch<CrazeRow>> {
-    const ingestedAt = toClickHouseDateTime({ seconds: Math.floor(now.getTime() / 1000), nanos: 0 });
+  async process(records: readonly SourceRecord[]): Promise<StreamBatch<CrazeRow>> {
     this.pendingSeen.settle();
     const decoded = records.map((r) => decodeCrazeRecord(r.value));
 
@@ -248,7 +228,7 @@ export class CrazeStream implements Stream<CrazeRow> {
       if (!d.ok) {
         count('malformed');
         deadLetters.push({ record, reason: d.reason });
-        rows.push(malformedCrazeRow(record, d.reason, ingestedAt));
+        rows.push(malformedCrazeRow(record, d.reason));
         return;
       }
       const r = d.value;
@@ -313,29 +293,20 @@ export class CrazeStream implements Stream<CrazeRow> {
         ...outcomeColumns(crazeEventOutcome(e)),
         // Where the spend method stands, on every row, so any row restores it.
         account_state: verdict === 'late' ? '' : JSON.stringify(account.toJSON()),
-        ...kafkaColumns(record, ingestedAt),
+        ...kafkaColumns(record),
       });
     });
     return { rows, deadLetters, verdicts };
   }
 
-  insert(rows: readonly CrazeRow[], queryId?: string): Promise<void> {
-    return this.store.insert(rows, queryId);
-  }
-
-  probe(rows: readonly CrazeRow[]): Promise<void> {
-    return this.store.probe(rows);
-  }
-
   quarantine(record: SourceRecord, reason: string): { row: CrazeRow; deadLetter: DeadLetter } {
-    // ingested_at is the flush's, set when it is inserted.
-    return { row: malformedCrazeRow(record, reason, ''), deadLetter: { record, reason } };
+    return { row: malformedCrazeRow(record, reason), deadLetter: { record, reason } };
   }
 }
 
 /** The craze_events row of a record that is not a craze event (or that the store refused). */
-function malformedCrazeRow(record: SourceRecord, reason: string, ingestedAt: string): CrazeRow {
-  const { key, evidence, time, ...columns } = malformedColumns(record, reason, ingestedAt);
+function malformedCrazeRow(record: SourceRecord, reason: string): CrazeRow {
+  const { key, evidence, time, ...columns } = malformedColumns(record, reason);
   return {
     ...emptyRow(),
     ...columns,

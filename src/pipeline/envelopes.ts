@@ -7,115 +7,21 @@
  */
 import { loopFacts, NO_FACTS } from '../account/loop-facts.js';
 import { decodeEnvelope, type DecodeOptions, type Envelope } from '../decode/envelope.js';
-import { clampDetail, outsideDateTime, parseRfc3339, toClickHouseDateTime } from '../decode/time.js';
-import { isViolation, verifyLink, type ChainHead, type StoredVersion, type Verdict, type Verification } from '../verify/chain.js';
+import { clampDetail, outsideDateTime, toClickHouseDateTime } from '../decode/time.js';
+import { isViolation, verifyLink, type StoredVersion, type Verdict, type Verification } from '../verify/chain.js';
 import type { SeqEncoding } from '../verify/hash.js';
-import type { EnvelopeRow, StoredHead } from '../rows/rows.js';
-import { malformedColumns } from './malformed.js';
+import type { EnvelopeRow } from '../rows/rows.js';
+import { malformedColumns, UNSTAMPED } from './malformed.js';
 import { NO_CACHE_OBSERVER, type CacheObserver } from './cache-observer.js';
+import { HeadCache, loopHead, type LoopHead } from './head-cache.js';
 import { PendingLayers } from './pending-layers.js';
-import type { ChainPort, DerivePort, InsertPort, ProgressPort } from './ports.js';
+import type { ChainPort, StorePort } from './ports.js';
 import type { DeadLetter, SourceRecord, Stream, StreamBatch } from './stream.js';
 
 type BatchOutcome = StreamBatch<EnvelopeRow>;
 
 /** What the envelope pipeline reads and writes. */
-export type EnvelopeStorePort = ChainPort & ProgressPort & InsertPort<EnvelopeRow> & DerivePort<EnvelopeRow>;
-
-/** A loop's head, and the Kafka partition of the record that set it (when known). */
-export type LoopHead = ChainHead & { readonly partition?: number };
-
-/** A stored head as the verifier's: its Time parsed (a stored head was decoded, so it parses). */
-function loopHead(stored: StoredHead): LoopHead | null {
-  const time = parseRfc3339(stored.timeText);
-  return time ? { ...stored, time } : null;
-}
-
-/** ChainState's head cache budget when none is given (AGENTLEDGER_HEAD_CACHE_ENTRIES' default). */
-export const DEFAULT_HEAD_CACHE_ENTRIES = 20_000;
-
-/**
- * A cached head, compact: its hashes as 32-character latin1 strings. A head's
- * Buffers come from decoding (or from a read-back) and are slices of Node's
- * shared 8 KiB allocation pool: one kept alive keeps its whole slab (the
- * payloads decoded around it) alive. Cached as Buffers, 200,000 heads held
- * 234 MB of slabs (about 1.2 KB a loop, for good); as strings, 16 MB.
- */
-interface CachedHead {
-  readonly seq: number;
-  readonly hash: string;
-  readonly computedHash: string | undefined;
-  readonly timeText: string;
-  readonly time: ChainHead['time'];
-  readonly mismatched: boolean;
-  readonly partition: number | undefined;
-}
-
-const compact = (h: LoopHead): CachedHead => ({
-  seq: h.seq,
-  hash: h.hash.toString('latin1'),
-  computedHash: h.computedHash?.toString('latin1'),
-  timeText: h.timeText,
-  time: h.time,
-  mismatched: h.mismatched,
-  partition: h.partition,
-});
-
-const expand = (c: CachedHead): LoopHead => ({
-  seq: c.seq,
-  hash: Buffer.from(c.hash, 'latin1'),
-  computedHash: c.computedHash === undefined ? undefined : Buffer.from(c.computedHash, 'latin1'),
-  timeText: c.timeText,
-  time: c.time,
-  mismatched: c.mismatched,
-  ...(c.partition === undefined ? {} : { partition: c.partition }),
-});
-
-/**
- * Heads of loops whose rows are durable (their envelopes rows and their
- * loop_heads row written), at most `limit`, least recently used evicted
- * first. `null` caches "no envelope stored yet". Only durable heads are ever
- * put here (ChainState keeps the pending ones apart, never evicted), so an
- * evicted head is exactly what loop_heads gives back on the next miss.
- * Cleared on every rebalance: another consumer may have moved a loop's chain
- * while this one did not own its partition.
- */
-export class HeadCache {
-  private readonly heads = new Map<string, CachedHead | null>();
-  constructor(
-    readonly limit = DEFAULT_HEAD_CACHE_ENTRIES,
-    private readonly observer: CacheObserver = NO_CACHE_OBSERVER,
-  ) {
-    if (!Number.isSafeInteger(limit) || limit < 1) throw new RangeError(`a head cache holds at least 1 entry, got ${limit}`);
-  }
-  get size(): number {
-    return this.heads.size;
-  }
-  /** A fresh copy of the cached head (the caller may keep it), marked most recently used. */
-  get(loopId: string): LoopHead | null | undefined {
-    const cached = this.heads.get(loopId);
-    if (cached === undefined) return undefined;
-    this.heads.delete(loopId);
-    this.heads.set(loopId, cached);
-    return cached && expand(cached);
-  }
-  /** A durable head (or null: none stored) of a loop; evicts the least recently used beyond the limit. */
-  set(loopId: string, head: LoopHead | null): void {
-    this.heads.delete(loopId);
-    this.heads.set(loopId, head && compact(head));
-    let evicted = 0;
-    for (const oldest of this.heads.keys()) {
-      if (this.heads.size <= this.limit) break;
-      this.heads.delete(oldest);
-      evicted++;
-    }
-    if (evicted > 0) this.observer.evicted(evicted);
-  }
-  clear(): void {
-    this.heads.clear();
-    this.observer.size(0);
-  }
-}
+export type EnvelopeStorePort = ChainPort & StorePort<EnvelopeRow>;
 
 const versionKey = (loopId: string, seq: number): string => `${loopId}\u0000${seq}`;
 
@@ -258,13 +164,12 @@ export interface EnvelopeBatchOptions extends DecodeOptions {
   readonly seqEncoding: SeqEncoding;
 }
 
-export async function processEnvelopeBatch(
-  records: readonly SourceRecord[],
-  state: ChainState,
-  options: EnvelopeBatchOptions,
-  now: Date = new Date(),
-): Promise<BatchOutcome> {
-  const ingestedAt = toClickHouseDateTime({ seconds: Math.floor(now.getTime() / 1000), nanos: 0 });
+/**
+ * Judges a batch of one partition's records against `state` and moves it:
+ * their rows (ingested_at left to the flush, which sets one for all the rows
+ * of an insert), dead letters and verdict counts.
+ */
+export async function processEnvelopeBatch(records: readonly SourceRecord[], state: ChainState, options: EnvelopeBatchOptions): Promise<BatchOutcome> {
   state.settle();
   const decoded: (Envelope | string)[] = records.map((r) => {
     const d = decodeEnvelope(r.value, options);
@@ -302,7 +207,7 @@ export async function processEnvelopeBatch(
     if (typeof d === 'string') {
       count('malformed');
       deadLetters.push({ record, reason: d });
-      rows.push(malformedEnvelopeRow(record, d, ingestedAt));
+      rows.push(malformedEnvelopeRow(record, d));
       return;
     }
     const head = heads.get(d.loopId);
@@ -386,7 +291,7 @@ export async function processEnvelopeBatch(
       kafka_topic: record.topic,
       kafka_partition: record.partition,
       kafka_offset: record.offset,
-      ingested_at: ingestedAt,
+      ingested_at: UNSTAMPED,
     });
   });
   return { rows, deadLetters, verdicts };
@@ -395,8 +300,8 @@ export async function processEnvelopeBatch(
 const NO_VERSIONS: readonly StoredVersion[] = [];
 
 /** The envelopes row of a record that is not an envelope (or that the store refused). */
-function malformedEnvelopeRow(record: SourceRecord, reason: string, ingestedAt: string): EnvelopeRow {
-  const { key, evidence, ...columns } = malformedColumns(record, reason, ingestedAt);
+function malformedEnvelopeRow(record: SourceRecord, reason: string): EnvelopeRow {
+  const { key, evidence, ...columns } = malformedColumns(record, reason);
   return {
     ...columns,
     loop_id: key,
@@ -478,7 +383,7 @@ export class EnvelopeStream implements Stream<EnvelopeRow> {
    */
   constructor(
     readonly topic: string,
-    private readonly store: EnvelopeStorePort,
+    readonly store: EnvelopeStorePort,
     private readonly options: EnvelopeBatchOptions,
     headCacheLoops?: number,
     observer?: CacheObserver,
@@ -486,37 +391,12 @@ export class EnvelopeStream implements Stream<EnvelopeRow> {
     this.state = new ChainState(store, headCacheLoops, observer);
   }
 
-  progress(partition: number, since?: number): Promise<bigint> {
-    return this.store.progress(this.topic, partition, since);
-  }
-
   process(records: readonly SourceRecord[]): Promise<StreamBatch<EnvelopeRow>> {
     return processEnvelopeBatch(records, this.state, this.options);
   }
 
-  derive(rows: readonly EnvelopeRow[]): Promise<void> {
-    return this.store.derive(rows);
-  }
-
-  rederive(partition: number, from: bigint, since: number): Promise<void> {
-    return this.store.rederive(this.topic, partition, from, since);
-  }
-
-  derivedLost(partition: number): Promise<boolean> {
-    return this.store.derivedLost(this.topic, partition);
-  }
-
-  insert(rows: readonly EnvelopeRow[], queryId?: string): Promise<void> {
-    return this.store.insert(rows, queryId);
-  }
-
-  probe(rows: readonly EnvelopeRow[]): Promise<void> {
-    return this.store.probe(rows);
-  }
-
   quarantine(record: SourceRecord, reason: string): { row: EnvelopeRow; deadLetter: DeadLetter } {
-    // ingested_at is the flush's, set when it is inserted.
-    return { row: malformedEnvelopeRow(record, reason, ''), deadLetter: { record, reason } };
+    return { row: malformedEnvelopeRow(record, reason), deadLetter: { record, reason } };
   }
 
   seal(): number {

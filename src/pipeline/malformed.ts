@@ -22,14 +22,14 @@ export interface MalformedColumns extends KafkaColumns {
   readonly time: string;
 }
 
-export function malformedColumns(record: SourceRecord, reason: string, ingestedAt: string): MalformedColumns {
+export function malformedColumns(record: SourceRecord, reason: string): MalformedColumns {
   return {
     time: recordTime(record),
     key: record.key?.toString('utf8') ?? '',
     verdict: 'malformed',
     detail: reason,
     evidence: (record.value ?? Buffer.alloc(0)).subarray(0, MALFORMED_EVIDENCE_BYTES).toString('base64'),
-    ...kafkaColumns(record, ingestedAt),
+    ...kafkaColumns(record),
   };
 }
 
@@ -39,6 +39,13 @@ export function recordTime(record: SourceRecord): string {
   return toClickHouseDateTime({ seconds: Number.isFinite(ms) ? Math.floor(ms / 1000) : 0, nanos: 0 });
 }
 
-export function kafkaColumns(record: SourceRecord, ingestedAt: string): KafkaColumns {
-  return { kafka_topic: record.topic, kafka_partition: record.partition, kafka_offset: record.offset, ingested_at: ingestedAt };
+/**
+ * The ingested_at of a row the pipeline made: none yet. The flush sets it
+ * (src/ingest/flusher.ts), one for every row of an insert, right before the
+ * insert: it is the partition key, so the insert stays one part.
+ */
+export const UNSTAMPED = '';
+
+export function kafkaColumns(record: SourceRecord): KafkaColumns {
+  return { kafka_topic: record.topic, kafka_partition: record.partition, kafka_offset: record.offset, ingested_at: UNSTAMPED };
 }

@@ -38,6 +38,13 @@ export interface DerivePort<Row> {
   derivedLost(topic: string, partition: number): Promise<boolean>;
 }
 
+/**
+ * What ingest writes a stream's rows through and reads a partition's
+ * progress back from: the stream's store itself (Stream.store), called with
+ * the stream's topic.
+ */
+export type StorePort<Row> = ProgressPort & InsertPort<Row> & DerivePort<Row>;
+
 /** Stored chain state of loops. */
 export interface ChainPort {
   /**

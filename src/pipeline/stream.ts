@@ -6,6 +6,7 @@
  * says a partition has been stored).
  */
 import type { KafkaColumns } from '../rows/rows.js';
+import type { StorePort } from './ports.js';
 
 export interface SourceRecord {
   readonly topic: string;
@@ -39,41 +40,17 @@ export interface Stream<Row extends KafkaColumns = KafkaColumns> {
   readonly name: string;
   readonly topic: string;
   /**
-   * The offset after the last record of this partition whose row is stored (0
-   * when none). `since` (Unix seconds, 0 when unknown): every row of this
-   * partition that the last offset commit does not cover was inserted at or
-   * after it, which lets the store read only recent parts.
+   * Where the rows go and how far each partition is stored (ports.ts): the
+   * flush and the read-back call it directly, with this stream's topic.
    */
-  progress(partition: number, since?: number): Promise<bigint>;
-  /** Records of one partition (in order, already past `progress`) -> rows and dead letters. */
+  readonly store: StorePort<Row>;
+  /** Records of one partition (in order, already past the store's progress) -> rows and dead letters; their ingested_at is left to the flush. */
   process(records: readonly SourceRecord[]): Promise<StreamBatch<Row>>;
-  /** Writes rows with ONE insert, named `queryId` on the server: all of them land, or none. */
-  insert(rows: readonly Row[], queryId?: string): Promise<void>;
-  /**
-   * Sends rows through everything an insert does but store them: the
-   * server's parsing and type checks. Used to find the rows of a refused
-   * insert that the server cannot take.
-   */
-  probe(rows: readonly Row[]): Promise<void>;
   /**
    * What a record becomes when the store refused it (its row, or a query
    * built from it): its malformed row, and its dead letter with the reason.
    */
   quarantine(record: SourceRecord, reason: string): { row: Row; deadLetter: DeadLetter };
-  /** After `rows` are durable (inserted, or found landed): the store's idempotent derived writes, before the offset commit. */
-  derive(rows: readonly Row[]): Promise<void>;
-  /**
-   * At takeover, when a partition's stored rows reach past its last commit
-   * (offset `from`, dated `since`): the derived writes of those rows, which
-   * their writer may have died before making.
-   */
-  rederive(partition: number, from: bigint, since: number): Promise<void>;
-  /**
-   * At takeover: whether every derived row of this partition's stored rows
-   * is gone (its derived table emptied, or not restored with the rows). The
-   * caller then derives them again from offset 0.
-   */
-  derivedLost(partition: number): Promise<boolean>;
   /**
    * The rows process() returned so far form a buffer being flushed: returns
    * its number. What process() returns next belongs to the next buffer, which

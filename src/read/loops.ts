@@ -5,7 +5,8 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import { foldLoopTree } from '../account/loop-tree.js';
 import { loopChildren, storedSummaries } from '../rollups/loop-summaries.js';
-import { byBytes, loopSpawnLinks, loopSpawnLinksOf, runtimeLoopRows, runtimeLoopRowsOf, type RuntimeLoopRow } from '../sink/clickhouse/reads.js';
+import { loopSpawnLinks, loopSpawnLinksOf, runtimeLoopRows, runtimeLoopRowsOf, type RuntimeLoopRow } from '../sink/clickhouse/loop-reads.js';
+import { byBytes } from '../sink/clickhouse/read-values.js';
 import { inListChunks, queryRows } from '../sink/clickhouse/sql.js';
 
 /** One loop as `loops --json` prints it (the command's documented output). */

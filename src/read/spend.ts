@@ -83,10 +83,17 @@ export interface SpendQuery {
   readonly until?: Date;
   /** Read the hour rollups (every hour the window overlaps, whole; late rows wait for the next sweep), not every stored envelope. */
   readonly rollups?: boolean;
+  /** At most this many rows, the first in the order printed (costliest; by day, newest); undefined or 0: all. */
+  readonly limit?: number;
 }
 
 /** The spend rows of a query, read from ClickHouse (the loops too, when folded by name or root). */
 export async function readSpend(ch: ClickHouseClient, q: SpendQuery): Promise<SpendRow[]> {
+  const rows = await spendRows(ch, q);
+  return q.limit ? rows.slice(0, q.limit) : rows;
+}
+
+async function spendRows(ch: ClickHouseClient, q: SpendQuery): Promise<SpendRow[]> {
   const sources: readonly ('runtime' | 'craze')[] = q.source === 'all' ? ['runtime', 'craze'] : [q.source];
   if (q.rollups) {
     // Grouped by the --by key in ClickHouse: each group is one row, so the fold only renders and sorts them.

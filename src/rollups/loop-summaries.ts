@@ -12,7 +12,8 @@
  * read every row a lower one had to.
  */
 import type { ClickHouseClient } from '@clickhouse/client';
-import { byBytes, runtimeLoopRows, runtimeLoopRowsOf, type RuntimeLoopRow } from '../sink/clickhouse/reads.js';
+import { loopRow, runtimeLoopRows, runtimeLoopRowsOf, type RuntimeLoopJson, type RuntimeLoopRow } from '../sink/clickhouse/loop-reads.js';
+import { byBytes, type Int64Json } from '../sink/clickhouse/read-values.js';
 import { inListChunks, queryRows, querySql, renderSql } from '../sink/clickhouse/sql.js';
 import { type Claim, everyLoopSql, type RollupDeps } from './rollups.js';
 
@@ -21,8 +22,6 @@ const LOOP_LIST_BYTES = 60_000;
 /** Rows per insert into loop_summaries. */
 const INSERT_ROWS = 20_000;
 
-/** A 64-bit integer as ClickHouse writes it into JSON. */
-type Int64Json = string | number;
 
 /** Runs a per-loop query (`loop_id IN {loop_ids}`) for these loops, a chunk at a time, or its every-loop form. */
 async function perLoop<T>(ch: ClickHouseClient, name: string, loops: readonly string[] | 'all'): Promise<T[]> {
@@ -38,28 +37,8 @@ export async function loopChildren(ch: ClickHouseClient, loops: readonly string[
   return new Map(rows.map((r) => [r.loop_id, [...r.children].sort(byBytes)]));
 }
 
-interface SummaryJson {
-  loop_id: string;
-  name: string;
-  started_parent: string;
-  started_depth: Int64Json;
-  started: number;
-  finished_outcome: string;
-  finished_error: string;
-  iterations: Int64Json;
-  subagents_spawned: Int64Json;
-  subagents_completed: Int64Json;
-  subagents_failed: Int64Json;
-  forked_from: string;
-  forked_at_seq: Int64Json;
-  first_time_text: string;
-  last_time_text: string;
-  model_calls: Int64Json;
-  input_tokens_sum: string;
-  output_tokens_sum: string;
-  model_cost: string;
-  budget_cost: string;
-  unverified_model_cost: string;
+/** A loop_summaries row: runtime_loop_rows.sql's columns and the children. */
+interface SummaryJson extends RuntimeLoopJson {
   children: string[];
 }
 
@@ -78,28 +57,7 @@ export async function storedSummaries(ch: ClickHouseClient, loops: readonly stri
   const rows = await perLoop<SummaryJson>(ch, 'loop_summaries_of', loops);
   // Chunks of sorted ids, each answered in id order: concatenated, still in id order.
   return rows.map((r) => ({
-    row: {
-      loopId: r.loop_id,
-      name: r.name,
-      startedParent: r.started_parent,
-      startedDepth: Number(r.started) === 1 ? BigInt(r.started_depth) : undefined,
-      outcome: r.finished_outcome,
-      error: r.finished_error,
-      iterations: Number(r.iterations),
-      subagentsSpawned: Number(r.subagents_spawned),
-      subagentsCompleted: Number(r.subagents_completed),
-      subagentsFailed: Number(r.subagents_failed),
-      forkedFrom: r.forked_from,
-      forkedAtSeq: BigInt(r.forked_at_seq),
-      firstTime: r.first_time_text,
-      lastTime: r.last_time_text,
-      modelCalls: Number(r.model_calls),
-      inputTokens: BigInt(r.input_tokens_sum),
-      outputTokens: BigInt(r.output_tokens_sum),
-      modelCostPico: BigInt(r.model_cost),
-      budgetPico: BigInt(r.budget_cost),
-      unverifiedModelCostPico: BigInt(r.unverified_model_cost),
-    },
+    row: loopRow(r),
     children: r.children,
   }));
 }
@@ -161,16 +119,18 @@ export interface SummaryStep {
  * newest ingest stamp, read before the version was taken). A loop that no
  * longer has a row in runtime_loops gets a row saying so (present 0). A step
  * overtaken or stopped before its mark leaves rows the next step writes again
- * under a higher version.
+ * under a higher version. `every`: every loop, whatever the mark (a rebuild:
+ * rows stored later than their stamp by more than the margin were missed).
  */
 export async function refreshLoopSummaries(
   deps: RollupDeps,
   claim: Claim,
   lateMs: number,
   storedThrough: number,
+  every = false,
 ): Promise<SummaryStep> {
   const { ch } = deps;
-  const changed = await loopsStoredSinceMark(ch, 'loop_summary_mark', lateMs);
+  const changed = every ? 'all' : await loopsStoredSinceMark(ch, 'loop_summary_mark', lateMs);
   const wide = changed === 'all' || changed.length > deps.scanLoops;
   const rows = wide ? await runtimeLoopRows(ch) : await runtimeLoopRowsOf(ch, changed);
   const children = await loopChildren(ch, wide ? 'all' : changed);

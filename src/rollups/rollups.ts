@@ -390,8 +390,9 @@ export async function rebuild(
   for (const h of await hoursOfLoops(ch, changed)) hours.add(h);
   // A week per step: one read of the table per week when loops are many.
   await recompute(deps, [...hours], claim, 7 * HOURS_PER_STEP, progress);
-  // Ledgers are per loop, not per hour: every loop's, whatever the range.
+  // Ledgers and loop summaries are per loop, not per hour: every loop's, whatever the range.
   await recomputeLedgers(deps, 'all', version);
+  await refreshLoopSummaries(deps, claim, 0, marks.storedThrough, true);
   // Chain flags too (0021): every loop's, whatever the range, so a dropped
   // partition or a row stored late is seen; recorded as their mark (with the
   // margin readers take: AGENTLEDGER_ROLLUP_LATE_MS, the default when not said).

@@ -8,8 +8,6 @@
  * sub-agents of the loop runtime and of craze) from those jobs alone.
  */
 import assert from 'node:assert/strict';
-import { createServer } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
 import { Queue } from 'bullmq';
 import { Partitioners } from 'kafkajs';
@@ -26,6 +24,7 @@ import { testContext, type TestContext } from '../support/context.js';
 import { chain } from '../support/envelope-chain.js';
 import { produceEnvelopes } from '../support/envelope-topic.js';
 import { runCli, sleep, type Running } from '../support/processes.js';
+import { closedPort } from '../support/cli-run.js';
 
 const log = createLogger('error');
 let ctx: TestContext;
@@ -94,7 +93,7 @@ test('ingest gathers the loops with news of its flushes in Redis and asks for on
 });
 
 test('a worker raises the alerts that need no clock from ingest’s evaluations alone, craze sub-agents included; its metrics and doctor tell', { timeout: 180_000 }, async () => {
-  const port = await freePort();
+  const port = await closedPort();
   const worker = runCli(['worker'], { ...ctx.env, AGENTLEDGER_WORKER_METRICS_PORT: String(port) });
   // The worker's first sweep (a scheduler may start with one) and the waiting jobs are done first.
   const sweeps = async (): Promise<number> => Number((await query<{ n: string }>(ctx, 'SELECT toString(count()) AS n FROM alert_sweeps'))[0]!.n);
@@ -194,7 +193,7 @@ test('a worker raises the alerts that need no clock from ingest’s evaluations 
 });
 
 test('with Redis unreachable, ingest still stores every envelope and exits 0, saying once that the evaluations are left to the sweep', { timeout: 120_000 }, async () => {
-  const port = await freePort();
+  const port = await closedPort();
   const t0 = Date.now();
   const records = Array.from({ length: 30 }, (_, l) =>
     chain(`no-redis-${l}`, [
@@ -216,12 +215,3 @@ test('with Redis unreachable, ingest still stores every envelope and exits 0, sa
   const warnings = run.stderr().split('\n').filter((l) => l.includes('alert evaluation not queued'));
   assert.equal(warnings.length, 1, `said once per outage, though several flushes asked: ${run.stderr().slice(-2000)}`);
 });
-
-/** A port nothing listens on now. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((r) => server.close(r));
-  return port;
-}

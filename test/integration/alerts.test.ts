@@ -25,6 +25,7 @@ import { chain } from '../support/envelope-chain.js';
 import { produceEnvelopes } from '../support/envelope-topic.js';
 import { runCli, sleep, type Running } from '../support/processes.js';
 import { webhookReceiver, type Receiver } from '../support/webhook-receiver.js';
+import { closedPort } from '../support/cli-run.js';
 
 const SECRET = 'alerts-e2e-secret';
 const RENOTIFY_MS = 6000;
@@ -106,7 +107,7 @@ async function until(what: string, done: () => boolean | Promise<boolean>, worke
   assert.fail(`not within 90 s: ${what}; accepted: ${JSON.stringify(accepted().map((n) => `${n.notification} ${subjectOf(n)}`))}${worker ? `; worker: ${worker.stderr().slice(-3000)}` : ''}`);
 }
 
-const WORKER_METRICS_PORT = 19481;
+const WORKER_METRICS_PORT = await closedPort();
 /** The sum of a counter of the worker's `/metrics` over the series whose labels include `labels` (0 when there are none yet; NaN when unreachable). */
 async function workerMetric(name: string, labels: string): Promise<number> {
   const text = await fetch(`http://127.0.0.1:${WORKER_METRICS_PORT}/metrics`).then((r) => r.text(), () => undefined);

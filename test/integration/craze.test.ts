@@ -23,6 +23,7 @@ import { createKafka, ensureTopics, TOPIC_CONFIG } from '../../src/sources/kafka
 import { MAX_LINE_BYTES } from '../../src/sources/lines.js';
 import { testContext, type TestContext } from '../support/context.js';
 import { prng, runCli, sleep } from '../support/processes.js';
+import { closedPort } from '../support/cli-run.js';
 
 const JOURNALS = fileURLToPath(new URL('../../../test/fixtures/craze/journal/', import.meta.url));
 const EXPECTED = fileURLToPath(new URL('../../../test/fixtures/craze/expected.json', import.meta.url));
@@ -305,7 +306,7 @@ test('craze push reports, counts and skips unreadable lines (corrupted, over the
 });
 
 test('a session cache of 5 over 300 sessions: sessions evicted and read back from their head rows give the hand-computed totals, the same rows in every copy', { timeout: 300_000 }, async () => {
-  const port = 19474;
+  const port = await closedPort();
   const ctx = await context('craze_small_cache', { AGENTLEDGER_CRAZE_CACHE_ENTRIES: '5', AGENTLEDGER_METRICS_PORT: String(port) });
   // 100 copies of the corpus (3 sessions, 7 incarnations: resumes, a load
   // that only replays), renamed, interleaved at random (each copy's order

@@ -14,13 +14,14 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { MIGRATIONS_DIR } from '../../src/cli/migrate.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { createClickHouse } from '../../src/sink/clickhouse/client.js';
+import { decimalTextSql, querySql } from '../../src/sink/clickhouse/sql.js';
 import { migrate } from '../../src/sink/clickhouse/migrate.js';
 import { query } from '../support/clickhouse.js';
 import { testContext, type TestContext } from '../support/context.js';
@@ -228,27 +229,34 @@ test('the data passes 10^21 and 10^22 in every kind of sum', () => {
   for (const x of [child.cost, root.unverifiedCost, root.modelBudget - root.cost]) assert.ok(x > 10n ** 21n && x < 10n ** 22n, String(x));
 });
 
-test('the SQL files render every sum with the one expression, and no sum with toString alone', () => {
-  const files = [
-    [join(MIGRATIONS_DIR, '0017_decimal_text_no_overflow.sql'), 24],
-    [join(QUERIES_DIR, 'runtime_loop_rows.sql'), 5],
-    [join(QUERIES_DIR, 'runtime_spend_groups.sql'), 3],
-    [join(QUERIES_DIR, 'craze_spend_groups.sql'), 3],
-  ] as const;
-  for (const [file, renders] of files) {
-    const sql = readFileSync(file, 'utf8')
-      .split('\n')
-      .filter((l) => !l.trimStart().startsWith('--'))
-      .join(' ')
-      .replace(/\s+/g, ' ');
-    const names = [...sql.matchAll(/if\(abs\((\w+)\) < e18, /g)].map((m) => m[1]!);
-    assert.equal(names.length, renders, `${file}: sums rendered`);
-    for (const d of names) assert.ok(sql.includes(rendering(d)), `${file}: ${d} is rendered otherwise`);
-    // What is left is toString of dates and times only.
-    const rest = names.reduce((text, d) => text.split(rendering(d)).join(''), sql);
-    for (const [, arg] of rest.matchAll(/toString\((\w+)/g)) assert.ok(['toDate', 'first_time', 'last_time'].includes(arg!), `${file}: toString(${arg}`);
-    assert.equal(sql.split(E18_DEFINITION).length - 1, (sql.match(/\bAS e18\b/g) ?? []).length, `${file}: e18 is 10^18`);
+test('migration 0017 renders every sum with the one expression, and no sum with toString alone', () => {
+  const sql = readFileSync(join(MIGRATIONS_DIR, '0017_decimal_text_no_overflow.sql'), 'utf8')
+    .split('\n')
+    .filter((l) => !l.trimStart().startsWith('--'))
+    .join(' ')
+    .replace(/\s+/g, ' ');
+  const names = [...sql.matchAll(/if\(abs\((\w+)\) < e18, /g)].map((m) => m[1]!);
+  assert.equal(names.length, 24, 'sums rendered');
+  for (const d of names) assert.ok(sql.includes(rendering(d)), `${d} is rendered otherwise`);
+  // What is left is toString of dates and times only.
+  const rest = names.reduce((text, d) => text.split(rendering(d)).join(''), sql);
+  for (const [, arg] of rest.matchAll(/toString\((\w+)/g)) assert.ok(['toDate', 'first_time', 'last_time'].includes(arg!), `toString(${arg}`);
+  assert.equal(sql.split(E18_DEFINITION).length - 1, (sql.match(/\bAS e18\b/g) ?? []).length, 'e18 is 10^18');
+});
+
+test('the query files render every sum with decimal_text(), and no sum with toString alone', () => {
+  const files = readdirSync(QUERIES_DIR).filter((f) => f.endsWith('.sql'));
+  let rendered = 0;
+  for (const file of files) {
+    const sql = querySql(file.replace(/\.sql$/, '')).replace(/\s+/g, ' ');
+    const names = [...readFileSync(join(QUERIES_DIR, file), 'utf8').matchAll(/\bdecimal_text\((\w+)\)/g)].map((m) => m[1]!);
+    rendered += names.length;
+    const rest = names.reduce((text, d) => text.split(decimalTextSql(d)).join(''), sql);
+    assert.ok(!rest.includes('decimal_text('), `${file}: decimal_text() of something other than a column or alias`);
+    // What is left is toString of counts, dates and times: no Decimal128 sum (the names say which).
+    for (const [, arg] of rest.matchAll(/toString\((\w+)/g)) assert.doesNotMatch(arg!, /cost|total|tokens|sum|spend|budget/i, `${file}: toString(${arg}`);
   }
+  assert.ok(rendered >= 40, `${rendered} sums rendered by decimal_text()`);
 });
 
 test('the rendering is exact across Decimal128 on this server: edges, every length, both signs, one row and many', async () => {
@@ -263,12 +271,15 @@ test('the rendering is exact across Decimal128 on this server: edges, every leng
     }
   }
   const literal = (v: bigint): string => `toDecimal128('${v}', 0)`;
-  const rendered = (from: string): Promise<{ text: string }[]> => query<{ text: string }>(ctx, `${E18_DEFINITION} SELECT ${rendering('d')} AS text FROM (${from})`);
-  const many = await rendered(`SELECT arrayJoin([${values.map(literal).join(', ')}]) AS d`);
-  assert.deepEqual(many.map((r) => r.text), values.map(String));
-  // One row at a time: a short result is where 18.16's own toString breaks.
-  for (const v of values.filter((_, i) => i < 19 || i % 7 === 0)) {
-    assert.deepEqual((await rendered(`SELECT ${literal(v)} AS d`)).map((r) => r.text), [String(v)]);
+  // Migration 0017's expression and the query files' decimal_text(), on the same values.
+  for (const expression of [`${E18_DEFINITION} SELECT ${rendering('d')}`, `SELECT ${decimalTextSql('d')}`]) {
+    const rendered = (from: string): Promise<{ text: string }[]> => query<{ text: string }>(ctx, `${expression} AS text FROM (${from})`);
+    const many = await rendered(`SELECT arrayJoin([${values.map(literal).join(', ')}]) AS d`);
+    assert.deepEqual(many.map((r) => r.text), values.map(String));
+    // One row at a time: a short result is where 18.16's own toString breaks.
+    for (const v of values.filter((_, i) => i < 19 || i % 7 === 0)) {
+      assert.deepEqual((await rendered(`SELECT ${literal(v)} AS d`)).map((r) => r.text), [String(v)]);
+    }
   }
 });
 

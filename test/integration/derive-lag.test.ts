@@ -20,7 +20,7 @@ import { query } from '../support/clickhouse.js';
 import { ingestWhile } from '../support/in-process-ingest.js';
 import { testContext, type TestContext } from '../support/context.js';
 import { chain } from '../support/envelope-chain.js';
-import { sleep } from '../support/processes.js';
+import { Hold } from '../support/hold.js';
 
 const log = createLogger('warn');
 const contexts: TestContext[] = [];
@@ -48,31 +48,40 @@ function loop(loopId: string, n: number): { key: string; value: Buffer }[] {
 }
 
 /**
- * An EnvelopeStream whose first loop_heads write (derive) waits until the
+ * An EnvelopeStore whose first loop_heads write (derive) waits until the
  * ingestor has judged a later batch, then fails as a dropped connection
  * does: the flush's rows are in envelopes, their heads not in loop_heads,
- * while the next batch of the same loops is judged. Its cache of durable
- * heads holds one loop, so a head let go of to it is evicted at once.
+ * while the next batch of the same loops is judged.
  */
-class LaggingDeriveStream extends EnvelopeStream {
-  private holding = false;
+class LaggingDeriveStore extends EnvelopeStore {
+  readonly hold = new Hold();
   failedDerives = 0;
-  judgedDuringHold = false;
-
-  override async process(records: readonly SourceRecord[]): Promise<StreamBatch<EnvelopeRow>> {
-    if (this.holding) this.judgedDuringHold = true;
-    return super.process(records);
-  }
 
   override async derive(rows: readonly EnvelopeRow[]): Promise<void> {
     if (this.failedDerives === 0) {
-      this.holding = true;
-      for (let i = 0; i < 100 && !this.judgedDuringHold; i++) await sleep(100);
-      this.holding = false;
+      await this.hold.untilJudged();
       this.failedDerives++;
       throw Object.assign(new Error('connection reset while writing loop_heads'), { code: 'ECONNRESET' });
     }
     return super.derive(rows);
+  }
+}
+
+/**
+ * An EnvelopeStream that tells its LaggingDeriveStore when it judges a batch.
+ * Its cache of durable heads holds one loop, so a head let go of to it is
+ * evicted at once.
+ */
+class LaggingDeriveStream extends EnvelopeStream {
+  declare readonly store: LaggingDeriveStore;
+
+  constructor(topic: string, store: LaggingDeriveStore) {
+    super(topic, store, { seqEncoding: 'binary', maxPayloadBytes: 1024 * 1024 }, 1);
+  }
+
+  override async process(records: readonly SourceRecord[]): Promise<StreamBatch<EnvelopeRow>> {
+    this.store.hold.judging();
+    return super.process(records);
   }
 }
 
@@ -88,15 +97,15 @@ test('a batch judged while the previous flush is stored but its loop_heads write
   await send([...a.slice(0, 3), ...b.slice(0, 3)]);
 
   const clickhouse = createClickHouse(ctx.config.clickhouse);
-  const stream = new LaggingDeriveStream(topic, new EnvelopeStore(clickhouse), { seqEncoding: 'binary', maxPayloadBytes: 1024 * 1024 }, 1);
+  const stream = new LaggingDeriveStream(topic, new LaggingDeriveStore(clickhouse));
   // The rest arrives while the first flush's loop_heads write is held.
   const { fatal } = await ingestWhile({ kafka, clickhouse, config: ctx.config, log }, stream, async () => {
     await send([...a.slice(3), ...b.slice(3)]);
     await producer.disconnect();
   }).finally(() => clickhouse.close());
   assert.equal(fatal, undefined, 'nothing fatal');
-  assert.equal(stream.failedDerives, 1, 'the first loop_heads write failed');
-  assert.ok(stream.judgedDuringHold, 'the next batch was judged while the first flush was stored without its heads');
+  assert.equal(stream.store.failedDerives, 1, 'the first loop_heads write failed');
+  assert.ok(stream.store.hold.judgedDuringHold, 'the next batch was judged while the first flush was stored without its heads');
   const rows = await query<{ row: string }>(ctx, "SELECT concat(loop_id, '/', toString(seq), '/', verdict) AS row FROM envelopes ORDER BY loop_id, seq");
   assert.deepEqual(
     rows.map((r) => r.row),

@@ -15,6 +15,7 @@ import type { TestContext } from '../support/context.js';
 import { assertExactlyOnce, faultTraffic, finish, waitForRows } from '../support/fault-traffic.js';
 import { runCli, sleep } from '../support/processes.js';
 import { REPO_ROOT, services } from '../support/services.js';
+import { closedPort } from '../support/cli-run.js';
 
 const log = createLogger('warn');
 const contexts: TestContext[] = [];
@@ -63,7 +64,8 @@ test('SIGTERM flushes, commits what is durable and exits 0', { timeout: 300_000 
 test('ClickHouse down mid-ingest: consumption pauses, resumes, nothing lost or doubled', { timeout: 300_000, skip: !local && 'needs the local stack' }, async () => {
   // Half the traffic is ingested, then ClickHouse stops and the other half
   // arrives: the consumer must hold it, pause, and store it once ClickHouse is back.
-  const { ctx, expected, produceRest } = await setup('chdown', 800, { AGENTLEDGER_METRICS_PORT: '19464' }, 16_000);
+  const port = await closedPort();
+  const { ctx, expected, produceRest } = await setup('chdown', 800, { AGENTLEDGER_METRICS_PORT: String(port) }, 16_000);
   const run = runCli(['ingest', '--no-migrate', '--idle-exit-ms', '20000'], ctx.env);
   await waitForRows(ctx, expected.stored.length - 16_000);
   stack('stop', 'clickhouse');
@@ -71,7 +73,7 @@ test('ClickHouse down mid-ingest: consumption pauses, resumes, nothing lost or d
   let metrics = '';
   for (let i = 0; i < 100 && !/agentledger_consumer_paused 1/.test(metrics); i++) {
     await sleep(200);
-    metrics = await fetch('http://127.0.0.1:19464/metrics').then((r) => r.text());
+    metrics = await fetch(`http://127.0.0.1:${port}/metrics`).then((r) => r.text());
   }
   stack('start', 'clickhouse');
   assert.match(metrics, /agentledger_consumer_paused 1/, 'consumption paused while ClickHouse was down');
@@ -82,12 +84,13 @@ test('ClickHouse down mid-ingest: consumption pauses, resumes, nothing lost or d
 });
 
 test('SIGTERM while ClickHouse is down: the final flush fails, ingest says so and exits 1; nothing is lost', { timeout: 300_000, skip: !local && 'needs the local stack' }, async () => {
-  const { ctx, expected } = await setup('sigterm_down', 300, { AGENTLEDGER_BATCH_MAX_ROWS: '1000000', AGENTLEDGER_BATCH_MAX_WAIT_MS: '600000', AGENTLEDGER_METRICS_PORT: '19466' });
+  const port = await closedPort();
+  const { ctx, expected } = await setup('sigterm_down', 300, { AGENTLEDGER_BATCH_MAX_ROWS: '1000000', AGENTLEDGER_BATCH_MAX_WAIT_MS: '600000', AGENTLEDGER_METRICS_PORT: String(port) });
   const run = runCli(['ingest', '--no-migrate'], ctx.env);
   // Everything is read and buffered (no flush for 10 minutes)…
   let metrics = '';
   for (let i = 0; i < 600; i++) {
-    metrics = await fetch('http://127.0.0.1:19466/metrics').then((r) => r.text(), () => '');
+    metrics = await fetch(`http://127.0.0.1:${port}/metrics`).then((r) => r.text(), () => '');
     const counted = [...metrics.matchAll(/^agentledger_records_total\{[^}]*\} (\d+)/gm)].reduce((n, m) => n + Number(m[1]), 0);
     if (counted >= expected.records) break;
     await sleep(100);

@@ -27,6 +27,7 @@ import { MemoryChains } from '../../src/verify/memory-chains.js';
 import { command, query } from '../support/clickhouse.js';
 import { testContext, type TestContext } from '../support/context.js';
 import { runCli, sleep, until, type Running } from '../support/processes.js';
+import { closedPort } from '../support/cli-run.js';
 
 const log = createLogger('warn');
 const contexts: TestContext[] = [];
@@ -188,7 +189,7 @@ function secondVersion(r: Record_): Record_ {
 }
 
 test('a redelivery and a second version that arrive in a later batch before the flush are judged as if flushed', { timeout: 180_000 }, async () => {
-  const port = 19475;
+  const port = await closedPort();
   const ctx = await context('before_flush', { AGENTLEDGER_BATCH_MAX_ROWS: '100000', AGENTLEDGER_BATCH_MAX_WAIT_MS: '8000', AGENTLEDGER_METRICS_PORT: String(port) });
   const traffic = generateTraffic({ loops: 4, envelopesPerLoop: 10, seed: 801, payloadBytes: 200 });
   const records = [...traffic.records];
@@ -231,7 +232,7 @@ test('a zombie member woken after its session expired, with a full buffer and re
   const p = producer(ctx);
   const half = Math.floor(records.length / 2);
   await p.send(records.slice(0, half));
-  const aPort = 19476;
+  const aPort = await closedPort();
   const a: Running = runCli(['ingest', '--no-migrate'], { ...ctx.env, AGENTLEDGER_METRICS_PORT: String(aPort) });
   const b: Running = runCli(['ingest', '--no-migrate', '--idle-exit-ms', '12000'], ctx.env);
   // Both members own partitions and have flushed once: the group is settled.
@@ -295,7 +296,8 @@ test('a zombie member woken after its session expired, with a full buffer and re
 });
 
 test('one flush is one part: one ingested_at per insert, however many Kafka batches it holds', { timeout: 180_000 }, async () => {
-  const ctx = await context('one_part', { AGENTLEDGER_BATCH_MAX_ROWS: '2000', AGENTLEDGER_BATCH_MAX_WAIT_MS: '1500', AGENTLEDGER_METRICS_PORT: '19471' });
+  const port = await closedPort();
+  const ctx = await context('one_part', { AGENTLEDGER_BATCH_MAX_ROWS: '2000', AGENTLEDGER_BATCH_MAX_WAIT_MS: '1500', AGENTLEDGER_METRICS_PORT: String(port) });
   // Parts stay as the inserts made them: each part is exactly one insert.
   await command(ctx, 'SYSTEM STOP MERGES envelopes');
   const traffic = generateTraffic({ loops: 200, envelopesPerLoop: 30, seed: 803, payloadBytes: 300 });
@@ -307,7 +309,7 @@ test('one flush is one part: one ingested_at per insert, however many Kafka batc
   // rows are visible a moment before its answer is counted, so the count is
   // read until it stops moving.
   const insertCount = async (): Promise<number> => {
-    const metrics = await fetch('http://127.0.0.1:19471/metrics').then((r) => r.text());
+    const metrics = await fetch(`http://127.0.0.1:${port}/metrics`).then((r) => r.text());
     return Number(/agentledger_insert_batch_rows_count\{stream="envelopes"\} (\d+)/.exec(metrics)?.[1]);
   };
   let inserts = await insertCount();
@@ -400,7 +402,8 @@ test('a time outside DateTime range is stored clamped, as written, on ClickHouse
 });
 
 test('an insert that fails half-way (its rows landed, then a view on it threw) is settled, not stored twice; chain_violations stays exact', { timeout: 180_000 }, async () => {
-  const ctx = await context('half_way', { AGENTLEDGER_BATCH_MAX_ROWS: '400', AGENTLEDGER_BATCH_MAX_WAIT_MS: '200', AGENTLEDGER_METRICS_PORT: '19472' });
+  const port = await closedPort();
+  const ctx = await context('half_way', { AGENTLEDGER_BATCH_MAX_ROWS: '400', AGENTLEDGER_BATCH_MAX_WAIT_MS: '200', AGENTLEDGER_METRICS_PORT: String(port) });
   // The adversary: a materialized view that throws after the envelopes part is
   // written, as the old chain_violations view's target did ("Too many parts").
   await command(ctx, 'CREATE TABLE hostile_sink (n UInt8) ENGINE = Log');
@@ -415,7 +418,7 @@ test('an insert that fails half-way (its rows landed, then a view on it threw) i
   await waitFor('rows stored by failing inserts', async () => (await rowCount(ctx)) > 0, run);
   await waitFor(
     'an insert found landed after its error',
-    async () => /agentledger_insert_failures_total [1-9]/.test(await fetch('http://127.0.0.1:19472/metrics').then((r) => r.text(), () => '')),
+    async () => /agentledger_insert_failures_total [1-9]/.test(await fetch(`http://127.0.0.1:${port}/metrics`).then((r) => r.text(), () => '')),
     run,
   );
   await command(ctx, 'DROP TABLE hostile');
@@ -428,7 +431,7 @@ test('an insert that fails half-way (its rows landed, then a view on it threw) i
 });
 
 test('a head cache of 50 over 1,500 loops: evicted heads read back from loop_heads, their redeliveries and second versions judged as the reference judges them', { timeout: 300_000 }, async () => {
-  const port = 19473;
+  const port = await closedPort();
   const ctx = await context('small_cache', {
     AGENTLEDGER_HEAD_CACHE_ENTRIES: '50',
     AGENTLEDGER_BATCH_MAX_ROWS: '1000',

@@ -16,6 +16,7 @@ import { createClickHouse } from '../../src/sink/clickhouse/client.js';
 import { kafkaEdges } from '../../src/ingest/group.js';
 import { Ingestor } from '../../src/ingest/ingestor.js';
 import { createKafka, ensureTopics } from '../../src/sources/kafka.js';
+import type { StorePort } from '../../src/pipeline/ports.js';
 import type { SourceRecord, Stream, StreamBatch } from '../../src/pipeline/stream.js';
 import type { KafkaColumns } from '../../src/rows/rows.js';
 import { testContext, type TestContext } from '../support/context.js';
@@ -23,12 +24,14 @@ import { sleep } from '../support/processes.js';
 
 type Row = KafkaColumns;
 
-class LostAnswerStream implements Stream<Row> {
+/** An in-memory stream that is its own store (Stream.store). */
+class LostAnswerStream implements Stream<Row>, StorePort<Row> {
   readonly name = 'lost-answer';
+  readonly store: StorePort<Row> = this;
   readonly stored: Row[] = [];
   inserts = 0;
   constructor(readonly topic: string) {}
-  progress(partition: number): Promise<bigint> {
+  progress(_topic: string, partition: number): Promise<bigint> {
     const offsets = this.stored.filter((r) => r.kafka_partition === partition).map((r) => BigInt(r.kafka_offset));
     return Promise.resolve(offsets.length === 0 ? 0n : offsets.reduce((a, b) => (a > b ? a : b)) + 1n);
   }

@@ -16,7 +16,7 @@ import { MIGRATIONS_DIR } from '../../src/cli/migrate.js';
 import { createRedis } from '../../src/jobs/redis.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { listLoops, listLoopsFromAll, readLoops, selectLoops, type LoopsQuery } from '../../src/read/loops.js';
-import { sweep } from '../../src/rollups/rollups.js';
+import { rebuild, sweep } from '../../src/rollups/rollups.js';
 import { createClickHouse } from '../../src/sink/clickhouse/client.js';
 import { migrate } from '../../src/sink/clickhouse/migrate.js';
 import { testContext, type TestContext } from '../support/context.js';
@@ -266,4 +266,23 @@ test('loops --root and --limit read only the trees they print, and print what th
   const stale = await compareAll('with a stale recompute written after the sweep', ['lr-t11', 'lr-t14', 'lr-t16', 'lr-a-root', 'lr-t01']);
   assert.equal(stale.get(JSON.stringify({ root: 'lr-t14' })), 'trees');
   assert.equal(sources.get(JSON.stringify({ root: 'lr-t14' }))?.live, 1);
+
+  // Rows stored later than their stamp by more than the margin (a model call
+  // of lr-t11 stamped two hours back): no sweep sees them, the summaries keep
+  // the old row; `rollups rebuild` recomputes every loop's summary.
+  await sweepNow();
+  await insert(loopRows('lr-t11', OLD, { parent: null, calls: 3, finished: false, firstSeq: 500 }));
+  const q = { root: 'lr-t11' };
+  const summarizedRow = (await listLoops(ch, q, { lateMs: LATE_MS, maxLoops: 4000 })).find((l) => l.loop.loopId === 'lr-t11');
+  const fullRow = selectLoops(await readLoops(ch), q).find((l) => l.loop.loopId === 'lr-t11');
+  assert.notEqual(JSON.stringify(summarizedRow), JSON.stringify(fullRow), 'a row stored too late is missed until a rebuild (the case this step tests)');
+  const redis = createRedis(ctx.config.redis.url);
+  try {
+    await rebuild({ ch, redis, prefix: ctx.config.redis.queuePrefix, scanLoops: ctx.config.rollups.scanLoops, log }, { from: 0, until: now + 86_400, everything: true });
+  } finally {
+    redis.disconnect();
+  }
+  const rebuilt = await compareAll('after rollups rebuild', ['lr-t11', 'lr-t14', 'lr-a-root']);
+  assert.equal(rebuilt.get(JSON.stringify(q)), 'trees');
+  assert.ok((sources.get(JSON.stringify(q))?.summarized ?? 0) > 0, "after the rebuild lr-t11's tree is read from the summaries");
 });

@@ -32,6 +32,7 @@ import { Ingestor } from '../../src/ingest/ingestor.js';
 import { createKafka, ensureTopics, TOPIC_CONFIG } from '../../src/sources/kafka.js';
 import { testContext, type TestContext } from '../support/context.js';
 import { query } from '../support/clickhouse.js';
+import { Hold } from '../support/hold.js';
 import { ingestWhile } from '../support/in-process-ingest.js';
 import { BIN, runCli, sleep } from '../support/processes.js';
 
@@ -284,29 +285,34 @@ test('a row or a query ClickHouse refuses is traced to its record: dead-lettered
 });
 
 /**
- * HoledStream whose first insert with a Hole row waits until the ingestor has
- * judged a later batch (or 10 s): the batches judged while a flush is in
- * flight, on a state that took the refused row as stored.
+ * An EnvelopeStore whose first insert with a Hole row waits until the
+ * ingestor has judged a later batch (or 10 s): the batches judged while a
+ * flush is in flight, on a state that took the refused row as stored.
  */
-class SlowHoledStream extends HoledStream {
-  private holding = false;
+class SlowStore extends EnvelopeStore {
+  readonly hold = new Hold();
   private held = false;
-  /** Whether process() judged records while the first insert was held. */
-  judgedDuringHold = false;
-
-  override async process(records: readonly SourceRecord[]): Promise<StreamBatch<EnvelopeRow>> {
-    if (this.holding) this.judgedDuringHold = true;
-    return super.process(records);
-  }
 
   override async insert(rows: readonly EnvelopeRow[], queryId?: string): Promise<void> {
     if (!this.held && rows.some((r) => r.kind === 'Hole')) {
       this.held = true;
-      this.holding = true;
-      for (let i = 0; i < 100 && !this.judgedDuringHold; i++) await sleep(100);
-      this.holding = false;
+      await this.hold.untilJudged();
     }
     return super.insert(rows, queryId);
+  }
+}
+
+/** HoledStream that tells its SlowStore when it judges a batch. */
+class SlowHoledStream extends HoledStream {
+  declare readonly store: SlowStore;
+
+  constructor(topic: string, store: SlowStore, ch: ReturnType<typeof createClickHouse>) {
+    super(topic, store, ch);
+  }
+
+  override async process(records: readonly SourceRecord[]): Promise<StreamBatch<EnvelopeRow>> {
+    this.store.hold.judging();
+    return super.process(records);
   }
 }
 
@@ -326,14 +332,14 @@ test('rows refused while the next batches were judged: those batches are judged 
   await send(a.slice(0, 3));
 
   const clickhouse = createClickHouse(ctx.config.clickhouse);
-  const stream = new SlowHoledStream(topic, new EnvelopeStore(clickhouse), clickhouse);
+  const stream = new SlowHoledStream(topic, new SlowStore(clickhouse), clickhouse);
   // The rest arrives while the first flush (with the Hole) is held in flight.
   const { fatal } = await ingestWhile({ kafka, clickhouse, config: ctx.config, log }, stream, async () => {
     await send([...a.slice(3), ...c]);
     await producer.disconnect();
   }).finally(() => clickhouse.close());
   assert.equal(fatal, undefined, 'nothing fatal');
-  assert.ok(stream.judgedDuringHold, 'the next batch was judged while the first flush was in flight');
+  assert.ok(stream.store.hold.judgedDuringHold, 'the next batch was judged while the first flush was in flight');
 
   // Every row once (no FINAL: a batch dropped and judged again must not have been stored twice).
   const rows = await query<{ loop_id: string; seq: number; verdict: string }>(ctx, 'SELECT loop_id, seq, verdict FROM envelopes ORDER BY kafka_offset');

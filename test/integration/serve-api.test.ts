@@ -97,6 +97,8 @@ const SAME: readonly (readonly [string, string, readonly string[]])[] = [
   ['spend', 'by=name&rollups', ['--by', 'name', '--rollups']],
   ['spend', 'by=day&rollups=&since=2000-01-01', ['--by', 'day', '--rollups', '--since', '2000-01-01']],
   ['spend', 'rollups&by=root', ['--rollups', '--by', 'root']],
+  ['spend', 'by=root&limit=2', ['--by', 'root', '--limit', '2']],
+  ['spend', 'by=day&rollups&limit=1', ['--by', 'day', '--rollups', '--limit', '1']],
   ['loops', '', []],
   ['loops', 'limit=5', ['--limit', '5']],
   ['loops', 'id-prefix=demo', ['--id-prefix', 'demo']],
@@ -131,11 +133,25 @@ test('spend --rollups after a sweep: the same rows as the read of every envelope
   }
 });
 
+test('spend --limit N: the first N rows of the whole answer, raw and from the rollups', async () => {
+  for (const by of ['model', 'day', 'root']) {
+    const every = JSON.parse(await cli(['spend', '--json', '--by', by])) as unknown[];
+    assert.ok(every.length > 2, `${by}: enough rows to cut (${every.length})`);
+    for (const limit of [1, 2, every.length, every.length + 5]) {
+      const want = `${JSON.stringify(every.slice(0, limit))}\n`;
+      assert.equal(await cli(['spend', '--json', '--by', by, '--limit', String(limit)]), want, `${by} --limit ${limit}`);
+      assert.equal(await cli(['spend', '--json', '--by', by, '--limit', String(limit), '--rollups']), want, `${by} --limit ${limit} --rollups`);
+    }
+    assert.equal(await cli(['spend', '--json', '--by', by, '--limit', '0']), `${JSON.stringify(every)}\n`, `${by} --limit 0 is every row`);
+  }
+});
+
 test('a bad option is a 400 with one line of JSON naming it, never a stack trace', async () => {
   const cases: readonly (readonly [string, RegExp])[] = [
     ['/api/spend?by=nope', /--by "nope"/],
     ['/api/spend?bogus=1', /bogus/],
     ['/api/loops?limit=-1', /--limit/],
+    ['/api/spend?limit=two', /--limit/],
     ['/api/loops?limit=1e3', /--limit/],
     ['/api/sessions?since=yesterday-ish', /since|yesterday/],
     ['/api/spend?json=1', /json is implied/],

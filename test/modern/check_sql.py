@@ -102,6 +102,21 @@ def parse_params(text: str) -> dict[str, Param]:
     return params
 
 
+# The query files' one macro, `decimal_text(d)`: a Decimal128 sum as exact
+# text, expanded as src/sink/clickhouse/sql.ts (decimalTextSql, expandQuery)
+# expands it (test/unit/sink/sql.test.ts checks that the two agree).
+E18 = "toDecimal128('1000000000000000000', 0)"
+DECIMAL_TEXT_TEMPLATE = (
+    "if(abs({d}) < {e18}, toString({d} - intDiv({d}, {e18}) * {e18}), "
+    "concat(toString(intDiv({d}, {e18})), substring(toString(abs({d} - intDiv({d}, {e18}) * {e18}) + {e18}), 2)))"
+)
+DECIMAL_TEXT = re.compile(r"\bdecimal_text\((\w+)\)")
+
+
+def expand_query(text: str) -> str:
+    return DECIMAL_TEXT.sub(lambda m: DECIMAL_TEXT_TEMPLATE.format(d=m.group(1), e18=E18), text)
+
+
 def substitute(statement: str, params: dict[str, Param]) -> str:
     def repl(m: re.Match[str]) -> str:
         name, type_ = m.group(1), m.group(2)
@@ -313,7 +328,7 @@ def main(argv: list[str]) -> int:
                     fail(rel, "no statement in query file")
                 for i, sql in enumerate(statements, 1):
                     try:
-                        concrete = substitute(sql, params)
+                        concrete = substitute(expand_query(sql), params)
                     except QueryFileError as e:
                         fail(f"{rel}:{i}", str(e))
                         continue

@@ -18,7 +18,26 @@ function progressOf(rows: readonly KafkaColumns[], topic: string, partition: num
   return next;
 }
 
-export class MemoryEnvelopeTable {
+/**
+ * The derived writes of a memory table: none. It answers heads from the rows
+ * themselves, so there is no derived table (loop_heads) to write, write
+ * again or lose.
+ */
+class NothingDerived {
+  derive(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  rederive(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  derivedLost(): Promise<boolean> {
+    return Promise.resolve(false);
+  }
+}
+
+export class MemoryEnvelopeTable extends NothingDerived {
   readonly rows: EnvelopeRow[] = [];
   /** Calls to heads() and versions(), with their arguments, for tests that count reads. */
   readonly reads: { heads: string[][]; versions: (readonly [string, number])[][] } = { heads: [], versions: [] };
@@ -66,7 +85,7 @@ export class MemoryEnvelopeTable {
   }
 
   /** Memory takes any row: nothing to refuse. */
-  probe(): Promise<void> {
+  probe(_rows: readonly EnvelopeRow[]): Promise<void> {
     return Promise.resolve();
   }
 
@@ -75,24 +94,9 @@ export class MemoryEnvelopeTable {
     for (const r of rows) this.rows.push(JSON.parse(JSON.stringify(r)) as EnvelopeRow);
     return Promise.resolve();
   }
-
-  /** Memory answers heads from the rows themselves: there is no derived table (loop_heads) to write. */
-  derive(): Promise<void> {
-    return Promise.resolve();
-  }
-
-  /** Nothing derived, nothing to derive again. */
-  rederive(): Promise<void> {
-    return Promise.resolve();
-  }
-
-  /** Nothing derived, nothing lost. */
-  derivedLost(): Promise<boolean> {
-    return Promise.resolve(false);
-  }
 }
 
-export class MemoryCrazeTable {
+export class MemoryCrazeTable extends NothingDerived {
   readonly rows: CrazeRow[] = [];
 
   progress(topic: string, partition: number): Promise<bigint> {

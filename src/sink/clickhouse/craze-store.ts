@@ -51,4 +51,19 @@ export class CrazeStore {
     if (rows.length === 0) return;
     await this.ch.insert({ table: 'craze_events', values: tsvBody(rows, CRAZE_COLUMNS), format: 'TabSeparated', columns: CRAZE_COLUMNS, ...(queryId ? { query_id: queryId } : {}) });
   }
+
+  /** craze_events has no derived table. */
+  derive(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  /** craze_events has no derived table. */
+  rederive(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  /** craze_events has no derived table. */
+  derivedLost(): Promise<boolean> {
+    return Promise.resolve(false);
+  }
 }

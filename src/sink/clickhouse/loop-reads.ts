@@ -34,7 +34,8 @@ export interface RuntimeLoopRow {
   readonly unverifiedModelCostPico: bigint;
 }
 
-interface RuntimeLoopJson {
+/** A row of runtime_loop_rows.sql as ClickHouse writes it into JSON (loop_summaries keeps the same columns). */
+export interface RuntimeLoopJson {
   loop_id: string;
   name: string;
   started_parent: string;
@@ -78,7 +79,8 @@ export async function runtimeLoopRowsOf(ch: ClickHouseClient, loopIds: readonly 
   return out;
 }
 
-function loopRow(r: RuntimeLoopJson): RuntimeLoopRow {
+/** A RuntimeLoopRow from its JSON columns. */
+export function loopRow(r: RuntimeLoopJson): RuntimeLoopRow {
   return {
     loopId: r.loop_id,
     name: r.name,

@@ -24,5 +24,3 @@ export async function sessionReadonly(ch: ClickHouseClient): Promise<number> {
 }
 
 // src/read/loops.ts still imports the loop reads from here.
-export { byBytes } from './read-values.js';
-export { loopSpawnLinks, loopSpawnLinksOf, runtimeLoopRows, runtimeLoopRowsOf, type RuntimeLoopRow } from './loop-reads.js';

@@ -182,12 +182,12 @@ function fakeClickHouse(answer: (sql: string) => unknown[]): { ch: ClickHouseCli
   return { ch, seen };
 }
 
-test('budgetSpend: no budgets, no query; one kind, only its query; hi * 10^18 + lo exactly', async () => {
+test('budgetSpend: no budgets, no query; one kind, only its query; the text of the sum read exactly past 2^64', async () => {
   const none = fakeClickHouse(() => assert.fail('no query expected'));
   assert.deepEqual(await budgetSpend(none.ch, [], Date.UTC(2026, 2, 10, 12, 30)), []);
   assert.deepEqual(none.seen, []);
 
-  const roots = fakeClickHouse(() => [{ scope_key: 'loop-1', cost_hi: '1080', cost_lo: '999999999999999999' }]);
+  const roots = fakeClickHouse(() => [{ scope_key: 'loop-1', cost_text: '1080999999999999999999' }]);
   const spend = await budgetSpend(
     roots.ch,
     [
@@ -206,7 +206,7 @@ test('budgetSpend: no budgets, no query; one kind, only its query; hi * 10^18 + 
 test('budgetSpend: per-day scopes read from UTC midnight through now; a day key its own whole day', async () => {
   const now = Date.UTC(2026, 2, 10, 12, 30, 15, 500);
   const midnight = Date.UTC(2026, 2, 10) / 1000;
-  const { ch, seen } = fakeClickHouse((sql) => (sql.includes('scope_key') ? [] : [{ cost_hi: '0', cost_lo: '42' }]));
+  const { ch, seen } = fakeClickHouse((sql) => (sql.includes('scope_key') ? [] : [{ cost_text: '42' }]));
   const spend = await budgetSpend(
     ch,
     [

@@ -13,6 +13,7 @@ import { createLogger } from '../../../src/observability/logger.js';
 import { createMetrics } from '../../../src/observability/metrics.js';
 import { Flusher, type FlushPorts } from '../../../src/ingest/flusher.js';
 import { emptyPending, type Pending, type Position } from '../../../src/ingest/pending.js';
+import type { StorePort } from '../../../src/pipeline/ports.js';
 import type { DeadLetter, SourceRecord, Stream, StreamBatch } from '../../../src/pipeline/stream.js';
 import type { KafkaColumns } from '../../../src/rows/rows.js';
 
@@ -30,9 +31,11 @@ const transient = (): Error => new AgentledgerError('transient', 'socket hang up
 /** A content refusal, as ClickHouse answers a row it cannot parse. */
 const refusal = (): Error => new AgentledgerError('content', 'Cannot parse input');
 
-class FakeStream implements Stream<Row> {
+/** A fake stream that is its own store (Stream.store): its table is an array. */
+class FakeStream implements Stream<Row>, StorePort<Row> {
   readonly name = 'fake';
   readonly topic = TOPIC;
+  readonly store: StorePort<Row> = this;
   readonly table: Row[] = [];
   readonly inserts: { rows: number; queryId: string | undefined }[] = [];
   readonly derived: Row[][] = [];
@@ -47,7 +50,7 @@ class FakeStream implements Stream<Row> {
     this.events = events;
   }
 
-  progress(partition: number): Promise<bigint> {
+  progress(_topic: string, partition: number): Promise<bigint> {
     let next = 0n;
     for (const r of this.table) if (r.kafka_partition === partition && BigInt(r.kafka_offset) + 1n > next) next = BigInt(r.kafka_offset) + 1n;
     return Promise.resolve(next);

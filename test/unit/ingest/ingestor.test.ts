@@ -9,7 +9,7 @@
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { parseConfig, type Config } from '../../../src/config/index.js';
 import { DEFAULT_DECODE_OPTIONS } from '../../../src/decode/envelope.js';
@@ -34,13 +34,23 @@ class FlakyTable extends MemoryEnvelopeTable {
   inserts = 0;
   /** While set, an insert waits for it before it lands (a slow insert, a flush in flight). */
   gate: Promise<void> | undefined;
+  /** Rows the server cannot take, as "partition:offset" (their malformed rows it takes): an insert or a probe holding one is refused for its content. */
+  readonly refused = new Set<string>();
   override async insert(rows: readonly EnvelopeRow[]): Promise<void> {
     this.inserts++;
     if (this.gate) await this.gate;
+    this.refuse(rows);
     const outcome = this.outcomes.shift() ?? 'ok';
     if (outcome === 'fails') throw new AgentledgerError('transient', 'socket hang up');
     await super.insert(rows);
     if (outcome === 'lost') throw new AgentledgerError('transient', 'socket hang up after the part was written');
+  }
+  override probe(rows: readonly EnvelopeRow[]): Promise<void> {
+    this.refuse(rows);
+    return Promise.resolve();
+  }
+  private refuse(rows: readonly EnvelopeRow[]): void {
+    if (rows.some((r) => r.verdict !== 'malformed' && this.refused.has(`${r.kafka_partition}:${r.kafka_offset}`))) throw new AgentledgerError('content', 'Cannot parse input');
   }
 }
 
@@ -60,13 +70,34 @@ function logOf(): [LogRecord[], LogRecord[]] {
 }
 const LOG = logOf();
 
+/**
+ * Each test's time limit: a broken rule that makes a batch retry forever, or
+ * wait for a lock it never gets, fails its test instead of hanging the run.
+ */
+const QUICK = { timeout: 30_000 };
+/** The property test's (a few seconds alone, on a busy machine more). */
+const SLOW = { timeout: 180_000 };
+
+/**
+ * The wait between tries: none, but a turn of the event loop, so that a
+ * retry that never ends still lets the test's timeout fire (resolved
+ * promises alone would starve the timers).
+ */
+const yieldTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/** Every ingestor a test started: stopped after the file, so that a test that timed out leaves no timer running. */
+const started = new Set<Ingestor>();
+after(() => {
+  for (const ingestor of started) void ingestor.stop(false);
+});
+
 const row = (r: EnvelopeRow): string => JSON.stringify({ ...r, ingested_at: '' });
 
-/** The one-by-one reference: every record judged alone, stored before the next. */
-async function reference(): Promise<string[]> {
+/** The one-by-one reference: every record of `log` judged alone, stored before the next. */
+async function reference(log: readonly LogRecord[][] = LOG): Promise<string[]> {
   const table = new MemoryEnvelopeTable();
   const state = new ChainState(table);
-  for (const [partition, records] of LOG.entries()) {
+  for (const [partition, records] of log.entries()) {
     for (const [offset, r] of records.entries()) {
       const out = await processEnvelopeBatch([{ topic: TOPIC, partition, offset: String(offset), timestamp: '1764504000000', key: r.key, value: r.value }], state, OPTIONS);
       await table.insert(out.rows);
@@ -111,10 +142,11 @@ function world(batch: Partial<Config['batch']> = {}): World {
 async function join(w: World, id: string): Promise<{ member: FakeMember; ingestor: Ingestor }> {
   const member = w.broker.member(id);
   const ingestor = new Ingestor(
-    { edges: member, config: w.config, log: createLogger('error', {}, { write: () => undefined }), metrics: createMetrics(), sleep: () => Promise.resolve() },
+    { edges: member, config: w.config, log: createLogger('error', {}, { write: () => undefined }), metrics: createMetrics(), sleep: yieldTurn },
     [new EnvelopeStream(TOPIC, w.table, OPTIONS)],
   );
   ingestor.onFatal = (err) => assert.fail(`fatal: ${err.message}`);
+  started.add(ingestor);
   await ingestor.start();
   const m = { member, ingestor };
   w.members.push(m);
@@ -134,7 +166,7 @@ async function stopAll(w: World): Promise<void> {
   for (const { ingestor } of w.members) await ingestor.stop();
 }
 
-test('batches are buffered with nothing committed; the flush stores them with one insert and commits after them', async () => {
+test('batches are buffered with nothing committed; the flush stores them with one insert and commits after them', QUICK, async () => {
   const w = world();
   const a = await join(w, 'a');
   w.broker.rebalance([[a.member, { [TOPIC]: [0, 1] }]]);
@@ -153,7 +185,7 @@ test('batches are buffered with nothing committed; the flush stores them with on
   await stopAll(w);
 });
 
-test('a failed insert is retried by the batch: nothing dropped, nothing stored twice, later buffers wait for it', async () => {
+test('a failed insert is retried by the batch: nothing dropped, nothing stored twice, later buffers wait for it', QUICK, async () => {
   const w = world({ maxRows: 10 });
   const a = await join(w, 'a');
   w.broker.rebalance([[a.member, { [TOPIC]: [0, 1] }]]);
@@ -165,7 +197,7 @@ test('a failed insert is retried by the batch: nothing dropped, nothing stored t
   assert.equal(w.broker.committed.get(`${TOPIC}:0`)?.offset, String(LOG[0].length));
 });
 
-test('an insert whose answer was lost is settled and found landed: its rows are not inserted again', async () => {
+test('an insert whose answer was lost is settled and found landed: its rows are not inserted again', QUICK, async () => {
   const w = world({ maxRows: 10 });
   const a = await join(w, 'a');
   w.broker.rebalance([[a.member, { [TOPIC]: [0, 1] }]]);
@@ -177,7 +209,7 @@ test('an insert whose answer was lost is settled and found landed: its rows are 
   assert.deepEqual(stored(w.table, true), REFERENCE);
 });
 
-test('a redelivery before the flush (the partition read again from the start) is not judged twice', async () => {
+test('a redelivery before the flush (the partition read again from the start) is not judged twice', QUICK, async () => {
   const w = world();
   const a = await join(w, 'a');
   w.broker.rebalance([[a.member, { [TOPIC]: [0] }]]);
@@ -191,7 +223,7 @@ test('a redelivery before the flush (the partition read again from the start) is
   await stopAll(w);
 });
 
-test('rows stored but never committed (a crash between insert and commit): the next owner reads them back, judges nothing again, and commits up to them', async () => {
+test('rows stored but never committed (a crash between insert and commit): the next owner reads them back, judges nothing again, and commits up to them', QUICK, async () => {
   const w = world();
   const a = await join(w, 'a');
   w.broker.rebalance([[a.member, { [TOPIC]: [0] }]]);
@@ -213,7 +245,7 @@ test('rows stored but never committed (a crash between insert and commit): the n
   await stopAll(w);
 });
 
-test('a zombie (expelled without knowing): its fence is refused, its buffer dropped, it writes nothing until it joins again', async () => {
+test('a zombie (expelled without knowing): its fence is refused, its buffer dropped, it writes nothing until it joins again', QUICK, async () => {
   const w = world();
   const a = await join(w, 'a');
   const b = await join(w, 'b');
@@ -249,7 +281,7 @@ test('a zombie (expelled without knowing): its fence is refused, its buffer drop
   await stopAll(w);
 });
 
-test('a rebalance moves a partition to another member and back: the buffer and every cache are dropped, the state read back', async () => {
+test('a rebalance moves a partition to another member and back: the buffer and every cache are dropped, the state read back', QUICK, async () => {
   const w = world();
   const a = await join(w, 'a');
   const b = await join(w, 'b');
@@ -277,7 +309,7 @@ test('a rebalance moves a partition to another member and back: the buffer and e
   await stopAll(w);
 });
 
-test('a rebalance while a flush is in flight: the old generation commits nothing; its late rows collapse with the new owner’s', async () => {
+test('a rebalance while a flush is in flight: the old generation commits nothing; its late rows collapse with the new owner’s', QUICK, async () => {
   const w = world();
   const a = await join(w, 'a');
   const b = await join(w, 'b');
@@ -305,7 +337,7 @@ test('a rebalance while a flush is in flight: the old generation commits nothing
   await stopAll(w);
 });
 
-test('random sequences of batches, flushes, failed and lost inserts, rebalances, zombies and redeliveries: the rows of the one-by-one reference (150 sequences)', async () => {
+test('random sequences of batches, flushes, failed and lost inserts, rebalances, zombies and redeliveries: the rows of the one-by-one reference (150 sequences)', SLOW, async () => {
   let seed = 20261202;
   const next = (): number => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(next() * xs.length)]!;
@@ -352,4 +384,62 @@ test('random sequences of batches, flushes, failed and lost inserts, rebalances,
     assert.deepEqual(stored(w.table, true), REFERENCE, `run ${run}: ${events.join(' ')}`);
     assert.equal(await a.ingestor.caughtUp(), true, `run ${run}: everything committed`);
   }
+});
+
+test('rows the server refuses in the flush in flight: the batches judged meanwhile (on a state that took them as stored) are judged again', QUICK, async () => {
+  const w = world({ maxRows: 10, overlap: true });
+  const a = await join(w, 'a');
+  w.broker.rebalance([[a.member, { [TOPIC]: [0] }]]);
+  // Offset 6 is seq 4 of a loop whose seq 5 is at offset 10: the server cannot take its row.
+  w.table.refused.add('0:6');
+  let open: () => void = () => undefined;
+  w.table.gate = new Promise((r) => (open = r));
+  await a.member.fetch(TOPIC, 0, 10);
+  assert.equal(w.table.inserts, 1, 'the first buffer is in flight');
+  // Judged while it is in flight, with seq 4 pending as if it were stored.
+  await a.member.fetch(TOPIC, 0, 5);
+  assert.equal(w.table.rows.length, 0, 'still in flight');
+  w.table.gate = undefined;
+  open();
+  await a.ingestor.flushIfDue(true);
+  await drain(a.member, 0, 5);
+  await a.ingestor.flushIfDue(true);
+  // As if the refused record were not an envelope: it moves no chain.
+  const want = (await reference([LOG[0].map((r, i) => (i === 6 ? { ...r, value: Buffer.from('refused') } : r)), []])).filter((r) => (JSON.parse(r) as EnvelopeRow).kafka_offset !== '6');
+  const rows = stored(w.table, true);
+  assert.deepEqual(
+    rows.filter((r) => (JSON.parse(r) as EnvelopeRow).kafka_offset !== '6'),
+    want,
+  );
+  const refused = rows.map((r) => JSON.parse(r) as EnvelopeRow).find((r) => r.kafka_offset === '6');
+  assert.equal(refused?.verdict, 'malformed');
+  assert.match(refused?.detail ?? '', /^refused by ClickHouse/);
+  await stopAll(w);
+});
+
+test('at most one flush in flight: a buffer due while the previous one is in flight waits for it, and a failed one is written again before the next', QUICK, async () => {
+  const w = world({ maxRows: 10, overlap: true });
+  const a = await join(w, 'a');
+  w.broker.rebalance([[a.member, { [TOPIC]: [0] }]]);
+  let open: () => void = () => undefined;
+  w.table.gate = new Promise((r) => (open = r));
+  w.table.outcomes = ['fails'];
+  await a.member.fetch(TOPIC, 0, 10);
+  // Due as well, while the first is held in flight.
+  const second = a.member.fetch(TOPIC, 0, 10);
+  for (let i = 0; i < 50; i++) await yieldTurn();
+  assert.equal(w.table.inserts, 1, 'the second buffer is not written while the first is in flight');
+  w.table.gate = undefined;
+  open();
+  assert.equal((await second).error, undefined);
+  await drain(a.member, 0, 10);
+  await a.ingestor.flushIfDue(true);
+  assert.deepEqual(
+    stored(w.table, true),
+    REFERENCE.filter((r) => (JSON.parse(r) as EnvelopeRow).kafka_partition === 0),
+  );
+  const committed = a.member.commits.flat().filter((c) => c.metadata !== undefined).map((c) => Number(c.offset));
+  assert.deepEqual(committed, [...committed].sort((x, y) => x - y), 'offsets committed in order');
+  assert.equal(w.broker.committed.get(`${TOPIC}:0`)?.offset, String(LOG[0].length));
+  await stopAll(w);
 });

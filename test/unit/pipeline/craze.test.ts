@@ -19,7 +19,6 @@ import { completeLines, crazeRecordValue, JournalParser } from '../../../src/sou
 import { MemoryCrazeTable } from '../../support/memory-tables.js';
 
 const FIXTURES = fileURLToPath(new URL('../../../../test/fixtures/craze/', import.meta.url));
-const NOW = new Date('2026-11-30T12:00:00Z');
 const TOPIC = 'craze.events';
 
 function journalValues(): string[] {
@@ -53,7 +52,7 @@ async function run(values: readonly string[], batchSize: number, rebalanceEachBa
   const verdicts = new Map<string, number>();
   for (let i = 0; i < all.length; i += batchSize) {
     if (rebalanceEachBatch) stream = new CrazeStream(TOPIC, table);
-    const out = await stream.process(all.slice(i, i + batchSize), NOW);
+    const out = await stream.process(all.slice(i, i + batchSize));
     await table.insert(out.rows);
     for (const [v, n] of out.verdicts) verdicts.set(v, (verdicts.get(v) ?? 0) + n);
   }
@@ -87,7 +86,7 @@ test('the sample journals give the hand-computed spend per session for every bat
 test('order verdicts: ok, gap, late; a redelivery is dropped whether it comes in the same batch or a later one', async () => {
   const table = new MemoryCrazeTable();
   const stream = new CrazeStream(TOPIC, table);
-  const first = await stream.process(asRecords([event('s', 'i', 1), event('s', 'i', 2), event('s', 'i', 2), event('s', 'i', 5)]), NOW);
+  const first = await stream.process(asRecords([event('s', 'i', 1), event('s', 'i', 2), event('s', 'i', 2), event('s', 'i', 5)]));
   assert.deepEqual(
     first.rows.map((r) => [r.seq, r.verdict, r.detail]),
     [
@@ -99,7 +98,7 @@ test('order verdicts: ok, gap, late; a redelivery is dropped whether it comes in
   assert.equal(first.verdicts.get('duplicate'), 1);
   await table.insert(first.rows);
   // Later, in a new pipeline (after a restart): a late seq, and redeliveries of stored ones.
-  const later = await new CrazeStream(TOPIC, table).process(asRecords([event('s', 'i', 3), event('s', 'i', 1), event('s', 'i', 5), event('s', 'i', 6)]), NOW);
+  const later = await new CrazeStream(TOPIC, table).process(asRecords([event('s', 'i', 3), event('s', 'i', 1), event('s', 'i', 5), event('s', 'i', 6)]));
   assert.deepEqual(
     later.rows.map((r) => [r.seq, r.verdict, r.detail]),
     [
@@ -109,14 +108,14 @@ test('order verdicts: ok, gap, late; a redelivery is dropped whether it comes in
   );
   assert.equal(later.verdicts.get('duplicate'), 2);
   // Another incarnation of the same session starts from 1 on its own.
-  const other = await stream.process(asRecords([event('s', 'j', 1)]), NOW);
+  const other = await stream.process(asRecords([event('s', 'j', 1)]));
   assert.deepEqual(other.rows.map((r) => [r.incarnation, r.seq, r.verdict]), [['j', 1, 'ok']]);
 });
 
 test('a malformed craze record is a dead letter with its reason and a malformed row keeping its key and raw bytes', async () => {
   const raw = Buffer.from('{"sessionId":"s","incarnation":"i","seq":0,"event":{}}');
   const record: SourceRecord = { topic: TOPIC, partition: 2, offset: '9', timestamp: '1764504000000', key: Buffer.from('s'), value: raw };
-  const out = await new CrazeStream(TOPIC, new MemoryCrazeTable()).process([record], NOW);
+  const out = await new CrazeStream(TOPIC, new MemoryCrazeTable()).process([record]);
   assert.equal(out.deadLetters.length, 1);
   assert.equal(out.deadLetters[0]!.record, record);
   const row = out.rows[0]!;
@@ -131,15 +130,15 @@ test('a malformed craze record is a dead letter with its reason and a malformed 
 test('a redelivery that arrives in a later batch before the flush is a duplicate, not a late second copy', async () => {
   const table = new MemoryCrazeTable();
   const stream = new CrazeStream(TOPIC, table);
-  const first = await stream.process(asRecords([event('s', 'i', 1), event('s', 'i', 2), event('s', 'i', 3)]), NOW);
+  const first = await stream.process(asRecords([event('s', 'i', 1), event('s', 'i', 2), event('s', 'i', 3)]));
   // Nothing flushed yet: seq 2 comes again in the next Kafka batch.
-  const again = await stream.process(asRecords([event('s', 'i', 2)]), NOW);
+  const again = await stream.process(asRecords([event('s', 'i', 2)]));
   assert.deepEqual(first.rows.map((r) => r.verdict), ['ok', 'ok', 'ok']);
   assert.deepEqual(again.rows, []);
   assert.deepEqual([...again.verdicts], [['duplicate', 1]]);
   // A late seq judged before the flush is not stored twice either.
-  const late = await stream.process(asRecords([event('s', 'i', 5), event('s', 'i', 4)]), NOW);
-  const lateAgain = await stream.process(asRecords([event('s', 'i', 4)]), NOW);
+  const late = await stream.process(asRecords([event('s', 'i', 5), event('s', 'i', 4)]));
+  const lateAgain = await stream.process(asRecords([event('s', 'i', 4)]));
   assert.deepEqual(late.rows.map((r) => [r.seq, r.verdict]), [[5, 'gap'], [4, 'late']]);
   assert.deepEqual(lateAgain.rows, []);
 });
@@ -164,7 +163,7 @@ test('random batches, flushes, rebalances and redeliveries store exactly the row
     let next = 0;
     while (next < records.length) {
       const size = 1 + Math.floor(rnd() * 25);
-      buffer.push(...(await stream.process(records.slice(next, next + size), NOW)).rows);
+      buffer.push(...(await stream.process(records.slice(next, next + size))).rows);
       next = Math.min(records.length, next + size);
       const dice = rnd();
       if (dice < 0.3 || next === records.length) {
@@ -189,7 +188,6 @@ test('a usage growth beyond Int64 is refused with its reason, never stored wrapp
   // Session cost -9e18, then +9e18: a growth of 1.8e19, beyond Int64's 9.22e18.
   const out = await new CrazeStream(TOPIC, new MemoryCrazeTable()).process(
     asRecords([usage(1, '-9000000000000000000'), usage(2, '9000000000000000000'), usage(3, '9000000000000000001')]),
-    NOW,
   );
   assert.deepEqual(
     out.rows.map((r) => [r.seq, r.verdict, r.report, r.cost_pico]),
@@ -208,7 +206,7 @@ test('a usage growth beyond Int64 is refused with its reason, never stored wrapp
 
 test('incarnations whose ids hold the key separator do not collide: ("a\\0b", "c") and ("a", "b\\0c") are two', async () => {
   const table = new MemoryCrazeTable();
-  const out = await new CrazeStream(TOPIC, table).process(asRecords([event('a\u0000b', 'c', 1), event('a', 'b\u0000c', 1)]), NOW);
+  const out = await new CrazeStream(TOPIC, table).process(asRecords([event('a\u0000b', 'c', 1), event('a', 'b\u0000c', 1)]));
   assert.deepEqual(
     out.rows.map((r) => [r.session_id, r.incarnation, r.verdict]),
     [
@@ -218,7 +216,7 @@ test('incarnations whose ids hold the key separator do not collide: ("a\\0b", "c
   );
   await table.insert(out.rows);
   // After a restart both are read back apart: a redelivery of each is a duplicate, the next seq of each is ok.
-  const again = await new CrazeStream(TOPIC, table).process(asRecords([event('a', 'b\u0000c', 1), event('a\u0000b', 'c', 2), event('a', 'b\u0000c', 2)]), NOW);
+  const again = await new CrazeStream(TOPIC, table).process(asRecords([event('a', 'b\u0000c', 1), event('a\u0000b', 'c', 2), event('a', 'b\u0000c', 2)]));
   assert.deepEqual(again.rows.map((r) => [r.session_id, r.seq, r.verdict]), [['a\u0000b', 2, 'ok'], ['a', 2, 'ok']]);
   assert.equal(again.verdicts.get('duplicate'), 1);
 });
@@ -263,7 +261,7 @@ test('a session cache of 1 or 2, evicting between seal and durable, through reba
     let next = 0;
     while (next < records.length) {
       const size = 1 + Math.floor(rnd() * 8);
-      buffer.push(...(await stream.process(records.slice(next, next + size), NOW)).rows);
+      buffer.push(...(await stream.process(records.slice(next, next + size))).rows);
       next = Math.min(records.length, next + size);
       await land();
       const dice = rnd();
@@ -296,7 +294,7 @@ test('a session evicted once durable goes on from its stored state; one with row
   const counts = new CacheCounts();
   const stream = new CrazeStream(TOPIC, table, 1, counts);
   let offset = 0;
-  const batch = (values: readonly string[]) => stream.process(asRecords(values).map((r) => ({ ...r, offset: String(offset++) })), NOW);
+  const batch = (values: readonly string[]) => stream.process(asRecords(values).map((r) => ({ ...r, offset: String(offset++) })));
   // Session s: two usage reports, not flushed yet.
   const first = await batch([event('s', 'i', 1, usage(1, 100, 100)), event('s', 'i', 2, usage(2, 250, 150))]);
   // Session t fills the only entry while s's rows are still buffered: s stays.

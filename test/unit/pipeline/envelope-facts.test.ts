@@ -16,7 +16,6 @@ import type { EnvelopeRow } from '../../../src/rows/rows.js';
 import { MemoryEnvelopeTable } from '../../support/memory-tables.js';
 
 const OPTIONS = { ...DEFAULT_DECODE_OPTIONS, seqEncoding: 'binary' as const };
-const NOW = new Date('2026-11-30T12:00:00Z');
 const LOOP = 'loop-facts';
 
 /** A link's hash as docs/input-contracts.md §1 defines it, written here apart from src/verify. */
@@ -60,7 +59,7 @@ test('every verdict but malformed carries its facts; a cost beyond Int64 is malf
   const s6 = envelope(s5.hash, { seq: 6, kind: 'SomethingNew', payload: '{"usage":{"cost_usd":1}}' });
 
   const table = new MemoryEnvelopeTable();
-  const out = await processEnvelopeBatch(records([s1.value, s2.value, s2b.value, s3.value, 'not json', s4.value, s5.value, s6.value]), new ChainState(table), OPTIONS, NOW);
+  const out = await processEnvelopeBatch(records([s1.value, s2.value, s2b.value, s3.value, 'not json', s4.value, s5.value, s6.value]), new ChainState(table), OPTIONS);
   await table.insert(out.rows);
   // As JSONEachRow carries them (the memory table stores rows through JSON).
   const rows = table.rows;

@@ -13,7 +13,8 @@ import v8 from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { decodeEnvelope, DEFAULT_DECODE_OPTIONS } from '../../../src/decode/envelope.js';
 import { CacheCounts } from '../../../src/pipeline/cache-observer.js';
-import { ChainState, HeadCache, processEnvelopeBatch, type LoopHead } from '../../../src/pipeline/envelopes.js';
+import { ChainState, processEnvelopeBatch } from '../../../src/pipeline/envelopes.js';
+import { HeadCache, type LoopHead } from '../../../src/pipeline/head-cache.js';
 import type { SourceRecord } from '../../../src/pipeline/stream.js';
 import type { EnvelopeRow } from '../../../src/rows/rows.js';
 import { MemoryChains } from '../../../src/verify/memory-chains.js';
@@ -21,7 +22,6 @@ import { MemoryEnvelopeTable } from '../../support/memory-tables.js';
 
 const DIR = fileURLToPath(new URL('../../../../test/fixtures/envelopes/', import.meta.url));
 const OPTIONS = { ...DEFAULT_DECODE_OPTIONS, seqEncoding: 'binary' as const };
-const NOW = new Date('2026-11-30T12:00:00Z');
 
 const fixture = (file: string): string[] => readFileSync(`${DIR}${file}`, 'utf8').split('\n').filter((l) => l.length > 0);
 /** Keyed by LoopID, as producers must (a record without one gets no key). */
@@ -72,7 +72,7 @@ async function consume(lines: readonly string[], rnd: () => number, cacheLimit: 
   let next = 0;
   while (next < records.length) {
     const size = 1 + Math.floor(rnd() * 40);
-    const out = await processEnvelopeBatch(records.slice(next, next + size), state, OPTIONS, NOW);
+    const out = await processEnvelopeBatch(records.slice(next, next + size), state, OPTIONS);
     buffer.push(...out.rows);
     next = Math.min(records.length, next + size);
     const dice = rnd();
@@ -93,9 +93,9 @@ test('a redelivery that arrives in a later batch before the flush is a duplicate
   const loop = fixture('honest.jsonl').filter((l) => l.includes('"LoopID":"loop-std-08"')).slice(0, 10);
   const table = new MemoryEnvelopeTable();
   const state = new ChainState(table);
-  const first = await processEnvelopeBatch(asRecords(loop), state, OPTIONS, NOW);
+  const first = await processEnvelopeBatch(asRecords(loop), state, OPTIONS);
   // Seq 3 again, two seconds later: the first copy is still in the buffer.
-  const again = await processEnvelopeBatch(asRecords([loop[2]!]), state, OPTIONS, NOW);
+  const again = await processEnvelopeBatch(asRecords([loop[2]!]), state, OPTIONS);
   assert.deepEqual(first.rows.map((r) => r.verdict), Array(10).fill('ok'));
   assert.deepEqual(again.rows, []);
   assert.deepEqual([...again.verdicts], [['duplicate', 1]]);
@@ -121,12 +121,12 @@ test('a fork redelivered is a duplicate of the fork, whether the fork is durable
     const table = new MemoryEnvelopeTable();
     const state = new ChainState(table);
     const all = asRecords(withCopy);
-    const out = await processEnvelopeBatch(all.slice(0, lines.length), state, OPTIONS, NOW);
+    const out = await processEnvelopeBatch(all.slice(0, lines.length), state, OPTIONS);
     if (flushBefore) {
       await table.insert(out.rows);
       state.flushed();
     }
-    const copy = await processEnvelopeBatch(all.slice(lines.length), state, OPTIONS, NOW);
+    const copy = await processEnvelopeBatch(all.slice(lines.length), state, OPTIONS);
     assert.deepEqual(copy.rows, [], flushBefore ? 'fork durable' : 'fork buffered');
     assert.deepEqual([...copy.verdicts], [['duplicate', 1]]);
   }
@@ -173,13 +173,13 @@ test('a violation of a loop whose key moved to another partition names the likel
   const state = new ChainState(new MemoryEnvelopeTable());
   const onPartition = (lines: readonly string[], partition: number, from: number): SourceRecord[] =>
     lines.map((line, i) => ({ topic: 'agent.envelopes', partition, offset: String(from + i), timestamp: '0', key: loopKey(line), value: Buffer.from(line) }));
-  await processEnvelopeBatch(onPartition(loop.slice(0, 3), 1, 0), state, OPTIONS, NOW);
+  await processEnvelopeBatch(onPartition(loop.slice(0, 3), 1, 0), state, OPTIONS);
   // Seq 5 arrives on partition 2 (seq 4 still on its way through partition 1): a gap, explained.
-  const moved = await processEnvelopeBatch(onPartition(loop.slice(4, 5), 2, 0), state, OPTIONS, NOW);
+  const moved = await processEnvelopeBatch(onPartition(loop.slice(4, 5), 2, 0), state, OPTIONS);
   assert.equal(moved.rows[0]?.verdict, 'gap');
   assert.match(moved.rows[0].detail, /^expected seq 4, got 5; loop seen in partition 1 before, now in 2: its key moved between partitions/);
   // An ok link on the new partition says nothing more.
-  const next = await processEnvelopeBatch(onPartition(loop.slice(5, 6), 2, 1), state, OPTIONS, NOW);
+  const next = await processEnvelopeBatch(onPartition(loop.slice(5, 6), 2, 1), state, OPTIONS);
   assert.deepEqual([next.rows[0]?.verdict, next.rows[0]?.detail], ['ok', '']);
 });
 
@@ -205,7 +205,7 @@ async function consumeOverlapped(lines: readonly string[], rnd: () => number, ca
   let next = 0;
   while (next < records.length) {
     const size = 1 + Math.floor(rnd() * 12);
-    const out = await processEnvelopeBatch(records.slice(next, next + size), state, OPTIONS, NOW);
+    const out = await processEnvelopeBatch(records.slice(next, next + size), state, OPTIONS);
     buffer.push(...out.rows);
     next = Math.min(records.length, next + size);
     // The previous flush lands only now, after this batch was judged against it as pending.
@@ -272,7 +272,7 @@ async function evictedLoop() {
   let offset = 0;
   const batch = async (lines: readonly string[]) => {
     const recs = asRecords(lines).map((r) => ({ ...r, offset: String(offset++) }));
-    const out = await processEnvelopeBatch(recs, state, OPTIONS, NOW);
+    const out = await processEnvelopeBatch(recs, state, OPTIONS);
     await table.insert(out.rows);
     state.flushed();
     return out;

@@ -14,7 +14,6 @@ import type { SourceRecord } from '../../../src/pipeline/stream.js';
 import { MemoryEnvelopeTable } from '../../support/memory-tables.js';
 
 const OPTIONS = { ...DEFAULT_DECODE_OPTIONS, seqEncoding: 'binary' as const };
-const NOW = new Date('2026-11-30T12:00:00Z');
 const LOOP = 'loop-std-08';
 const lines = readFileSync(fileURLToPath(new URL('../../../../test/fixtures/envelopes/honest.jsonl', import.meta.url)), 'utf8')
   .split('\n')
@@ -32,7 +31,7 @@ function batch(keys: readonly (Buffer | null)[]): SourceRecord[] {
   }));
 }
 
-const judge = (records: SourceRecord[]) => processEnvelopeBatch(records, new ChainState(new MemoryEnvelopeTable()), OPTIONS, NOW);
+const judge = (records: SourceRecord[]) => processEnvelopeBatch(records, new ChainState(new MemoryEnvelopeTable()), OPTIONS);
 
 test('a null or wrong key is noted in the detail and counted; the right key is not; verdicts are unchanged', async () => {
   const right = await judge(batch([]));

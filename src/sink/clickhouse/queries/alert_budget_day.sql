@@ -2,13 +2,11 @@
 -- spend of every source in the committed rollup hours [since, until] (Unix
 -- seconds: a UTC midnight and `now`, or the day's last second), from
 -- spend_rollup_model_hour filtered here rather than through its view (18.16
--- pushes no predicate into a view). The sum is Decimal128, returned as two
--- integers below 10^20 (cost = cost_hi * 10^18 + cost_lo) because 18.16
--- prints 10^21 and up wrongly (docs/spend.md "Exact money text").
+-- pushes no predicate into a view). The sum is Decimal128, returned as its
+-- exact text, decimal_text() (docs/spend.md "Exact money text").
 -- param: since UInt32 1764547200
 -- param: until UInt32 1764590400
-WITH toDecimal128('1000000000000000000', 0) AS e18
-SELECT toString(intDiv(cost, e18)) AS cost_hi, toString(cost - intDiv(cost, e18) * e18) AS cost_lo
+SELECT decimal_text(cost) AS cost_text
 FROM
 (
     SELECT sum(cost_pico) AS cost

@@ -3,13 +3,11 @@
 -- runtime's counted spend in the committed rollup hours [since, until] (Unix
 -- seconds: UTC midnight and `now`), from spend_rollup_model_hour filtered
 -- here (18.16 pushes no predicate into a view). Names without spend return
--- no row. Decimal128 sums as two integers below 10^20 (cost = cost_hi *
--- 10^18 + cost_lo): 18.16 prints 10^21 and up wrongly.
+-- no row. Decimal128 sums as their exact text, decimal_text().
 -- param: keys Array(String) ('triage', 'fix-tests')
 -- param: since UInt32 1764547200
 -- param: until UInt32 1764590400
-WITH toDecimal128('1000000000000000000', 0) AS e18
-SELECT scope_key, toString(intDiv(cost, e18)) AS cost_hi, toString(cost - intDiv(cost, e18) * e18) AS cost_lo
+SELECT scope_key, decimal_text(cost) AS cost_text
 FROM
 (
     SELECT loop_name AS scope_key, sum(cost_pico) AS cost

@@ -5,13 +5,11 @@
 -- from spend_rollup_root_hour; the cwd only of the sessions with spend in
 -- those hours, found by craze_events' primary key (no FINAL: a repeated row
 -- has the same cwd). Projects without spend return no row. Decimal128 sums
--- as two integers below 10^20 (cost = cost_hi * 10^18 + cost_lo): 18.16
--- prints 10^21 and up wrongly.
+-- as their exact text, decimal_text().
 -- param: keys Array(String) ('/home/dev/src/shop', '/home/dev/src/infra')
 -- param: since UInt32 1764547200
 -- param: until UInt32 1764590400
-WITH toDecimal128('1000000000000000000', 0) AS e18
-SELECT scope_key, toString(intDiv(cost, e18)) AS cost_hi, toString(cost - intDiv(cost, e18) * e18) AS cost_lo
+SELECT scope_key, decimal_text(cost) AS cost_text
 FROM
 (
     SELECT scope_key, sum(session_cost) AS cost

@@ -3,11 +3,9 @@
 -- counted spend of its whole tree over all time, from the committed rows of
 -- spend_rollup_root_hour (each call once: a fork's replays are its source's,
 -- a parent's child_spend is never added). Roots without spend return no row.
--- Decimal128 sums as two integers below 10^20 (cost = cost_hi * 10^18 +
--- cost_lo): 18.16 prints 10^21 and up wrongly.
+-- Decimal128 sums as their exact text, decimal_text().
 -- param: keys Array(String) ('root-a', 'root-b')
-WITH toDecimal128('1000000000000000000', 0) AS e18
-SELECT scope_key, toString(intDiv(cost, e18)) AS cost_hi, toString(cost - intDiv(cost, e18) * e18) AS cost_lo
+SELECT scope_key, decimal_text(cost) AS cost_text
 FROM
 (
     SELECT root_loop_id AS scope_key, sum(cost_pico) AS cost

@@ -14,10 +14,8 @@
 -- param: since UInt32 1762041600
 -- param: model String ''
 -- param: name String ''
-WITH toDecimal128('1000000000000000000', 0) AS e18
 SELECT toString(violations) AS violations_text, toString(unverified_calls) AS calls_text,
-       if(abs(cost) < e18, toString(cost - intDiv(cost, e18) * e18),
-          concat(toString(intDiv(cost, e18)), substring(toString(abs(cost - intDiv(cost, e18) * e18) + e18), 2))) AS cost_text
+       decimal_text(cost) AS cost_text
 FROM
 (
     SELECT count() AS violations, countIf(counted) AS unverified_calls, sumIf(toDecimal128(flag_cost, 0), counted) AS cost

@@ -12,9 +12,7 @@
 -- param: source String ''
 -- param: model String ''
 -- param: name String ''
-WITH toDecimal128('1000000000000000000', 0) AS e18
-SELECT toUInt32(bucket) AS bucket_s, key, toString(calls) AS calls_text, if(abs(cost) < e18, toString(cost - intDiv(cost, e18) * e18),
-          concat(toString(intDiv(cost, e18)), substring(toString(abs(cost - intDiv(cost, e18) * e18) + e18), 2))) AS cost_text
+SELECT toUInt32(bucket) AS bucket_s, key, toString(calls) AS calls_text, decimal_text(cost) AS cost_text
 FROM
 (
     SELECT if({day:UInt8} = 1, toStartOfDay(hour), hour) AS bucket, {by:Identifier} AS key,

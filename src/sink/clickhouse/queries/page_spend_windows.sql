@@ -12,17 +12,12 @@
 -- param: source String 'runtime'
 -- param: model String ''
 -- param: name String ''
-WITH toDecimal128('1000000000000000000', 0) AS e18
 SELECT toString(today_calls) AS today_calls_text, toString(week_calls) AS week_calls_text, toString(month_calls) AS month_calls_text,
        toString(runtime_calls) AS runtime_calls_text,
-       if(abs(today_cost) < e18, toString(today_cost - intDiv(today_cost, e18) * e18),
-          concat(toString(intDiv(today_cost, e18)), substring(toString(abs(today_cost - intDiv(today_cost, e18) * e18) + e18), 2))) AS today_cost,
-       if(abs(week_cost) < e18, toString(week_cost - intDiv(week_cost, e18) * e18),
-          concat(toString(intDiv(week_cost, e18)), substring(toString(abs(week_cost - intDiv(week_cost, e18) * e18) + e18), 2))) AS week_cost,
-       if(abs(month_cost) < e18, toString(month_cost - intDiv(month_cost, e18) * e18),
-          concat(toString(intDiv(month_cost, e18)), substring(toString(abs(month_cost - intDiv(month_cost, e18) * e18) + e18), 2))) AS month_cost,
-       if(abs(runtime_cost) < e18, toString(runtime_cost - intDiv(runtime_cost, e18) * e18),
-          concat(toString(intDiv(runtime_cost, e18)), substring(toString(abs(runtime_cost - intDiv(runtime_cost, e18) * e18) + e18), 2))) AS runtime_cost
+       decimal_text(today_cost) AS today_cost,
+       decimal_text(week_cost) AS week_cost,
+       decimal_text(month_cost) AS month_cost,
+       decimal_text(runtime_cost) AS runtime_cost
 FROM
 (
     SELECT sumIf(calls_sum, hour >= toDateTime({today:UInt32})) AS today_calls,

@@ -5,9 +5,7 @@
 -- param: until UInt32 1764633600
 -- param: model String ''
 -- param: limit UInt64 20
-WITH toDecimal128('1000000000000000000', 0) AS e18
-SELECT loop_name, toString(calls) AS calls_text, if(abs(cost) < e18, toString(cost - intDiv(cost, e18) * e18),
-          concat(toString(intDiv(cost, e18)), substring(toString(abs(cost - intDiv(cost, e18) * e18) + e18), 2))) AS cost_text
+SELECT loop_name, toString(calls) AS calls_text, decimal_text(cost) AS cost_text
 FROM
 (
     SELECT loop_name, sum(calls_sum) AS calls, sum(cost_pico_sum) AS cost

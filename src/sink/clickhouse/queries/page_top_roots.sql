@@ -7,9 +7,7 @@
 -- param: until UInt32 1764633600
 -- param: source String ''
 -- param: limit UInt64 20
-WITH toDecimal128('1000000000000000000', 0) AS e18
-SELECT source, root_loop_id, loop_name, toString(calls) AS calls_text, if(abs(cost) < e18, toString(cost - intDiv(cost, e18) * e18),
-          concat(toString(intDiv(cost, e18)), substring(toString(abs(cost - intDiv(cost, e18) * e18) + e18), 2))) AS cost_text,
+SELECT source, root_loop_id, loop_name, toString(calls) AS calls_text, decimal_text(cost) AS cost_text,
        toString(first_hour) AS first_hour_text, toString(last_hour) AS last_hour_text
 FROM
 (

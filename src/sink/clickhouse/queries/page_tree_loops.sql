@@ -5,9 +5,7 @@
 -- runtime). The caller adds subtree costs up along the ancestors, each loop
 -- once, as the loop_tree view does. Cost is Decimal128 in two pieces.
 -- param: root String 'loop-root'
-WITH toDecimal128('1000000000000000000', 0) AS e18
-SELECT loop_id, parent_loop_id, loop_name, ancestors, toString(own_calls) AS own_calls_text, if(abs(own_cost) < e18, toString(own_cost - intDiv(own_cost, e18) * e18),
-          concat(toString(intDiv(own_cost, e18)), substring(toString(abs(own_cost - intDiv(own_cost, e18) * e18) + e18), 2))) AS own_cost_text
+SELECT loop_id, parent_loop_id, loop_name, ancestors, toString(own_calls) AS own_calls_text, decimal_text(own_cost) AS own_cost_text
 FROM
 (
     SELECT loop_id, parent_loop_id, loop_name, ancestors

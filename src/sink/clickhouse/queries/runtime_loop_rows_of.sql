@@ -45,18 +45,12 @@ FROM
 ) AS loops
 ANY LEFT JOIN
 (
-    WITH toDecimal128('1000000000000000000', 0) AS e18
     SELECT loop_id, model_calls,
-        if(abs(input_total) < e18, toString(input_total - intDiv(input_total, e18) * e18),
-           concat(toString(intDiv(input_total, e18)), substring(toString(abs(input_total - intDiv(input_total, e18) * e18) + e18), 2))) AS input_tokens_sum,
-        if(abs(output_total) < e18, toString(output_total - intDiv(output_total, e18) * e18),
-           concat(toString(intDiv(output_total, e18)), substring(toString(abs(output_total - intDiv(output_total, e18) * e18) + e18), 2))) AS output_tokens_sum,
-        if(abs(model_total) < e18, toString(model_total - intDiv(model_total, e18) * e18),
-           concat(toString(intDiv(model_total, e18)), substring(toString(abs(model_total - intDiv(model_total, e18) * e18) + e18), 2))) AS model_cost,
-        if(abs(budget_total) < e18, toString(budget_total - intDiv(budget_total, e18) * e18),
-           concat(toString(intDiv(budget_total, e18)), substring(toString(abs(budget_total - intDiv(budget_total, e18) * e18) + e18), 2))) AS budget_cost,
-        if(abs(unverified_total) < e18, toString(unverified_total - intDiv(unverified_total, e18) * e18),
-           concat(toString(intDiv(unverified_total, e18)), substring(toString(abs(unverified_total - intDiv(unverified_total, e18) * e18) + e18), 2))) AS unverified_model_cost
+        decimal_text(input_total) AS input_tokens_sum,
+        decimal_text(output_total) AS output_tokens_sum,
+        decimal_text(model_total) AS model_cost,
+        decimal_text(budget_total) AS budget_cost,
+        decimal_text(unverified_total) AS unverified_model_cost
     FROM
     (
         SELECT

@@ -20,14 +20,10 @@
 -- param: since UInt32 0
 -- param: until UInt32 4102444800
 -- param: sources Array(String) ['runtime', 'craze']
-WITH toDecimal128('1000000000000000000', 0) AS e18
 SELECT source, root_loop_id, calls,
-       if(abs(input_total) < e18, toString(input_total - intDiv(input_total, e18) * e18),
-          concat(toString(intDiv(input_total, e18)), substring(toString(abs(input_total - intDiv(input_total, e18) * e18) + e18), 2))) AS input_tokens_sum,
-       if(abs(output_total) < e18, toString(output_total - intDiv(output_total, e18) * e18),
-          concat(toString(intDiv(output_total, e18)), substring(toString(abs(output_total - intDiv(output_total, e18) * e18) + e18), 2))) AS output_tokens_sum,
-       if(abs(cost_total) < e18, toString(cost_total - intDiv(cost_total, e18) * e18),
-          concat(toString(intDiv(cost_total, e18)), substring(toString(abs(cost_total - intDiv(cost_total, e18) * e18) + e18), 2))) AS cost,
+       decimal_text(input_total) AS input_tokens_sum,
+       decimal_text(output_total) AS output_tokens_sum,
+       decimal_text(cost_total) AS cost,
        unpriced_calls
 FROM
 (
