@@ -2,7 +2,7 @@
  * The page's panels (docs/dashboards.md "The page"): the cards, the spend
  * series (chart and tables), the top roots and names, the loop tree, alerts,
  * craze sessions, chain violations and the reconciliation, each rendered
- * from its API answer into tables.js's tables. A plain script
+ * from its API answer with tables.js's column declarations. A plain script
  * (no module), loaded after dom.js, tables.js and chart.js; app.js finds it
  * at globalThis.agentledgerPanels.
  */
@@ -10,10 +10,14 @@
 (function attach(root) {
   var el = root.agentledgerDom.el;
   var utc = root.agentledgerDom.utc;
-  var fill = root.agentledgerTables.fill;
-  var usd = root.agentledgerTables.usd;
-  var col = root.agentledgerTables.col;
-  var num = root.agentledgerTables.NUM;
+  var t = root.agentledgerTables;
+  var fill = t.fill;
+  var usd = t.usd;
+  var col = t.col;
+  var textCol = t.textCol;
+  var countCol = t.countCol;
+  var usdCol = t.usdCol;
+  var utcCol = t.utcCol;
   var renderChart = root.agentledgerChart.renderChart;
 
   // ---- Cards -----------------------------------------------------------------
@@ -53,17 +57,7 @@
     total.setAttribute('data-pico', s.totalCostPicoUsd);
     document.querySelector('[data-testid="series-calls"]').textContent = String(s.totalCalls);
     renderChart(s);
-    fill('series', [
-      col(s.by, function (l) {
-        return l.key;
-      }),
-      col('calls', function (l) {
-        return String(l.totalCalls);
-      }, num),
-      col('USD', function (l) {
-        return usd(l.totalCostPicoUsd);
-      }, num),
-    ], s.series);
+    fill('series', [textCol(s.by, 'key'), countCol('calls', 'totalCalls'), usdCol('USD', 'totalCostPicoUsd')], s.series);
     var rows = s.buckets.map(function (b, i) {
       return { bucket: b, calls: s.totals.calls[i], cost: s.totals.costPicoUsd[i] };
     }).filter(function (r) {
@@ -73,12 +67,8 @@
       col(s.step === 'day' ? 'day (UTC)' : 'hour (UTC)', function (r) {
         return s.step === 'day' ? r.bucket.slice(0, 10) : utc(r.bucket);
       }),
-      col('calls', function (r) {
-        return String(r.calls);
-      }, num),
-      col('USD', function (r) {
-        return usd(r.cost);
-      }, num),
+      countCol('calls', 'calls'),
+      usdCol('USD', 'cost'),
     ], rows);
   }
 
@@ -93,37 +83,19 @@
         });
         return b;
       }),
-      col('source', function (r) {
-        return r.source;
-      }),
-      col('name', function (r) {
-        return r.name;
-      }),
-      col('calls', function (r) {
-        return String(r.calls);
-      }, num),
-      col('USD', function (r) {
-        return usd(r.costPicoUsd);
-      }, num),
-      col('last hour (UTC)', function (r) {
-        return utc(r.lastHour);
-      }),
+      textCol('source', 'source'),
+      textCol('name', 'name'),
+      countCol('calls', 'calls'),
+      usdCol('USD', 'costPicoUsd'),
+      utcCol('last hour (UTC)', 'lastHour'),
     ], rows);
   }
 
   function renderNames(rows) {
-    fill('names', [
-      col('loop name', function (r) {
-        return r.name;
-      }),
-      col('calls', function (r) {
-        return String(r.calls);
-      }, num),
-      col('USD', function (r) {
-        return usd(r.costPicoUsd);
-      }, num),
-    ], rows);
+    fill('names', [textCol('loop name', 'name'), countCol('calls', 'calls'), usdCol('USD', 'costPicoUsd')], rows);
   }
+
+  // ---- Loop tree -------------------------------------------------------------
 
   function verdictText(v) {
     return Object.keys(v).sort().map(function (k) {
@@ -131,101 +103,74 @@
     }).join(', ');
   }
 
-  function renderTree(t) {
-    document.querySelector('[data-testid="tree-root"]').textContent = t ? t.root : 'pick a root above';
+  /** The loop tree of the picked root; null before one is picked. */
+  function renderTree(tree) {
+    document.querySelector('[data-testid="tree-root"]').textContent = tree ? tree.root : 'pick a root above';
     var cost = document.querySelector('[data-testid="tree-subtree-cost"]');
-    cost.textContent = t ? usd(t.subtreeModelCostPicoUsd) : '–';
-    cost.setAttribute('data-pico', t ? t.subtreeModelCostPicoUsd : '');
+    cost.textContent = tree ? usd(tree.subtreeModelCostPicoUsd) : '–';
+    cost.setAttribute('data-pico', tree ? tree.subtreeModelCostPicoUsd : '');
     fill('tree', [
       col('loop', function (l) {
         var span = el('span', { className: 'indent', text: l.loopId });
         span.style.paddingLeft = l.depth * 1.2 + 'em';
         return span;
       }),
-      col('name', function (l) {
-        return l.name;
-      }),
-      col('depth', function (l) {
-        return String(l.depth);
-      }, num),
+      textCol('name', 'name'),
+      countCol('depth', 'depth'),
       col('outcome', function (l) {
         return l.outcome || 'running';
       }),
-      col('calls', function (l) {
-        return String(l.modelCalls);
-      }, num),
-      col('own USD', function (l) {
-        return usd(l.modelCostPicoUsd);
-      }, num),
-      col('subtree USD', function (l) {
-        return usd(l.subtreeModelCostPicoUsd);
-      }, num),
-      col('warnings', function (l) {
-        return String(l.convergenceWarnings);
-      }, num),
+      countCol('calls', 'modelCalls'),
+      usdCol('own USD', 'modelCostPicoUsd'),
+      usdCol('subtree USD', 'subtreeModelCostPicoUsd'),
+      countCol('warnings', 'convergenceWarnings'),
       col('envelopes by verdict', function (l) {
         return verdictText(l.verdicts);
       }),
-    ], t ? t.loops : [], 'pick a root above');
+    ], tree ? tree.loops : [], 'pick a root above');
   }
 
+  // ---- Alerts and sessions ---------------------------------------------------
+
+  /** The firing alerts and those notified since `since` (epoch seconds). */
   function renderAlerts(rows, since) {
     var shown = rows.filter(function (a) {
       return a.state === 'firing' || Date.parse(a.lastNotifiedAt) / 1000 >= since;
     });
     fill('alerts', [
-      col('state', function (a) {
-        return a.state;
-      }),
-      col('severity', function (a) {
-        return a.severity;
-      }),
-      col('rule', function (a) {
-        return a.rule;
-      }),
-      col('subject', function (a) {
-        return a.subject;
-      }),
-      col('fired (UTC)', function (a) {
-        return utc(a.firedAt, true);
-      }),
-      col('resolved (UTC)', function (a) {
-        return utc(a.resolvedAt, true);
-      }),
-      col('detail', function (a) {
-        return a.detail;
-      }, { className: 'payload' }),
+      textCol('state', 'state'),
+      textCol('severity', 'severity'),
+      textCol('rule', 'rule'),
+      textCol('subject', 'subject'),
+      utcCol('fired (UTC)', 'firedAt', true),
+      utcCol('resolved (UTC)', 'resolvedAt', true),
+      textCol('detail', 'detail', t.PAYLOAD),
     ], shown, 'no alert');
   }
 
+  /** The craze sessions the filters f let through (no loop name; the model among the session's). */
   function renderSessions(rows, f) {
     var shown = rows.filter(function (s) {
       return (f.source === 'all' || f.source === 'craze') && f.name === '' && (f.model === '' || s.models.indexOf(f.model) >= 0);
     });
     fill('sessions', [
-      col('session', function (s) {
-        return s.sessionId;
-      }),
+      textCol('session', 'sessionId'),
       col('models', function (s) {
         return s.models.join(' ');
       }),
-      col('USD', function (s) {
-        return usd(s.costPicoUsd);
-      }, num),
+      usdCol('USD', 'costPicoUsd'),
       col('turns done/failed', function (s) {
         return s.turnsDone + '/' + s.turnsFailed;
       }),
       col('sub-agents ok/failed', function (s) {
         return s.subagentsCompleted + '/' + s.subagentsFailed;
       }),
-      col('last seen (UTC)', function (s) {
-        return utc(s.lastSeen, true);
-      }),
-      col('cwd', function (s) {
-        return s.cwd;
-      }),
+      utcCol('last seen (UTC)', 'lastSeen', true),
+      textCol('cwd', 'cwd'),
     ], shown, 'no craze session in this range');
   }
+
+  // ---- Chain violations and reconciliation -----------------------------------
 
   function evidenceText(v) {
     if (v.verdict === 'fork' && v.evidence && typeof v.evidence === 'object' && v.evidence.stored) {
@@ -237,80 +182,38 @@
 
   function renderViolations(shown) {
     fill('violations', [
-      col('loop', function (v) {
-        return v.loopId;
-      }),
-      col('seq', function (v) {
-        return v.seq;
-      }, num),
-      col('verdict', function (v) {
-        return v.verdict;
-      }),
-      col('kind', function (v) {
-        return v.kind;
-      }),
-      col('time (as sent)', function (v) {
-        return v.time;
-      }),
-      col('carried hash', function (v) {
-        return v.carriedHash;
-      }, { className: 'hash' }),
-      col('recomputed hash', function (v) {
-        return v.expectedHash;
-      }, { className: 'hash' }),
+      textCol('loop', 'loopId'),
+      textCol('seq', 'seq', t.NUM),
+      textCol('verdict', 'verdict'),
+      textCol('kind', 'kind'),
+      textCol('time (as sent)', 'time'),
+      textCol('carried hash', 'carriedHash', t.HASH),
+      textCol('recomputed hash', 'expectedHash', t.HASH),
       col('this version', function (v) {
         return v.verdict === 'fork' ? v.payload : '';
-      }, { className: 'payload' }),
-      col('evidence', evidenceText, { className: 'payload' }),
-      col('detail', function (v) {
-        return v.detail;
-      }, { className: 'payload' }),
+      }, t.PAYLOAD),
+      col('evidence', evidenceText, t.PAYLOAD),
+      textCol('detail', 'detail', t.PAYLOAD),
     ], shown, 'no chain violation');
   }
 
   function renderReconciliation(r) {
     fill('reconciliation', [
-      col('loop', function (l) {
-        return l.loopId;
-      }),
-      col('root', function (l) {
-        return l.rootLoopId;
-      }),
-      col('model cost', function (l) {
-        return usd(l.modelCostPicoUsd);
-      }, num),
-      col('model budget', function (l) {
-        return usd(l.modelBudgetPicoUsd);
-      }, num),
-      col('model − budget', function (l) {
-        return usd(l.modelMinusModelBudgetPicoUsd);
-      }, num),
-      col('budget − total_spend', function (l) {
-        return usd(l.budgetMinusTotalSpendPicoUsd);
-      }, num),
-      col('budget − child_spend', function (l) {
-        return usd(l.budgetMinusChildSpendPicoUsd);
-      }, num),
+      textCol('loop', 'loopId'),
+      textCol('root', 'rootLoopId'),
+      usdCol('model cost', 'modelCostPicoUsd'),
+      usdCol('model budget', 'modelBudgetPicoUsd'),
+      usdCol('model − budget', 'modelMinusModelBudgetPicoUsd'),
+      usdCol('budget − total_spend', 'budgetMinusTotalSpendPicoUsd'),
+      usdCol('budget − child_spend', 'budgetMinusChildSpendPicoUsd'),
     ], r.loops, 'every ledger agrees');
     fill('rootReconciliation', [
-      col('root', function (x) {
-        return x.rootLoopId;
-      }),
-      col('loops', function (x) {
-        return String(x.loops);
-      }, num),
-      col('disagreeing', function (x) {
-        return String(x.loopsDisagreeing);
-      }, num),
-      col('tree model cost', function (x) {
-        return usd(x.treeModelCostPicoUsd);
-      }, num),
-      col('tree model budget', function (x) {
-        return usd(x.treeModelBudgetPicoUsd);
-      }, num),
-      col('tree budget', function (x) {
-        return usd(x.treeBudgetPicoUsd);
-      }, num),
+      textCol('root', 'rootLoopId'),
+      countCol('loops', 'loops'),
+      countCol('disagreeing', 'loopsDisagreeing'),
+      usdCol('tree model cost', 'treeModelCostPicoUsd'),
+      usdCol('tree model budget', 'treeModelBudgetPicoUsd'),
+      usdCol('tree budget', 'treeBudgetPicoUsd'),
     ], r.roots, 'every tree agrees');
   }
 

@@ -89,10 +89,46 @@
     return pico === null || pico === undefined ? '' : money.formatUsd(pico);
   }
 
+  // A column's class: numbers right-aligned, hashes in monospace, payloads clipped.
   var NUM = { className: 'num' };
+  var HASH = { className: 'hash' };
+  var PAYLOAD = { className: 'payload' };
+
+  /** A column: its title, its cell of a row, and its class (NUM, HASH, PAYLOAD or none). */
   function col(title, cell, cls) {
     return { title: title, cell: cell, className: cls ? cls.className : '' };
   }
 
-  root.agentledgerTables = Object.freeze({ build: build, fill: fill, usd: usd, NUM: NUM, col: col });
+  /** A column of a row's field as it is (null and undefined shown as ''). */
+  function textCol(title, field, cls) {
+    return col(title, function (r) {
+      return r[field];
+    }, cls);
+  }
+
+  /** A number column of a row's count field, as String() writes it. */
+  function countCol(title, field) {
+    return col(title, function (r) {
+      return String(r[field]);
+    }, NUM);
+  }
+
+  /** A number column of a row's picodollar field, as exact USD text. */
+  function usdCol(title, field) {
+    return col(title, function (r) {
+      return usd(r[field]);
+    }, NUM);
+  }
+
+  /** A column of a row's time field as UTC text, to the minute (or the second). */
+  function utcCol(title, field, seconds) {
+    return col(title, function (r) {
+      return dom.utc(r[field], seconds);
+    });
+  }
+
+  root.agentledgerTables = Object.freeze({
+    build: build, fill: fill, usd: usd, NUM: NUM, HASH: HASH, PAYLOAD: PAYLOAD,
+    col: col, textCol: textCol, countCol: countCol, usdCol: usdCol, utcCol: utcCol,
+  });
 })(globalThis);
