@@ -126,3 +126,46 @@ export function foldLoopTree(loops: readonly LoopFacts[], spawnedBy: ReadonlyMap
   }
   return places;
 }
+
+/** A loop as a walk of its tree needs it: its id and its parent's ('' for a root). */
+export interface TreeLink {
+  readonly loopId: string;
+  readonly parentLoopId: string;
+}
+
+/** A loop in a walk, and its level below the start it was reached from (a start is 0). */
+export interface TreeStep<T> {
+  readonly loop: T;
+  readonly level: number;
+}
+
+/**
+ * The loops of one tree, parents before children (siblings by id): depth
+ * first from each of `starts` in turn, each loop listed once, where it is
+ * first reached (a cycle or a loop reached again is not walked twice). The
+ * loop `root` is nobody's child, whatever parent it names. Used by the
+ * indented `loops --root` and by the page's loop tree.
+ */
+export function treeOrder<T extends TreeLink>(loops: readonly T[], root: string, starts: readonly T[]): TreeStep<T>[] {
+  const children = new Map<string, T[]>();
+  for (const l of loops) {
+    if (l.loopId === root) continue;
+    const list = children.get(l.parentLoopId);
+    if (list) list.push(l);
+    else children.set(l.parentLoopId, [l]);
+  }
+  const out: TreeStep<T>[] = [];
+  const seen = new Set<string>();
+  for (const start of starts) {
+    const stack: TreeStep<T>[] = [{ loop: start, level: 0 }];
+    while (stack.length > 0) {
+      const next = stack.pop()!;
+      if (seen.has(next.loop.loopId)) continue;
+      seen.add(next.loop.loopId);
+      out.push(next);
+      const kids = [...(children.get(next.loop.loopId) ?? [])].sort((a, b) => (a.loopId < b.loopId ? -1 : a.loopId > b.loopId ? 1 : 0));
+      for (let i = kids.length - 1; i >= 0; i--) stack.push({ loop: kids[i]!, level: next.level + 1 });
+    }
+  }
+  return out;
+}

@@ -3,7 +3,7 @@
  * the tree (what the page's loop tree reads too).
  */
 import type { ClickHouseClient } from '@clickhouse/client';
-import { foldLoopTree } from '../account/loop-tree.js';
+import { foldLoopTree, treeOrder } from '../account/loop-tree.js';
 import { loopChildren, storedSummaries } from '../rollups/loop-summaries.js';
 import { loopSpawnLinks, loopSpawnLinksOf, runtimeLoopRows, runtimeLoopRowsOf, type RuntimeLoopRow } from '../sink/clickhouse/loop-reads.js';
 import { byBytes } from '../sink/clickhouse/read-values.js';
@@ -92,28 +92,10 @@ export interface ListedLoop {
   readonly level: number;
 }
 
-/** The loops of one tree, parents before children (siblings by id), for the indented view. */
-function treeOrder(loops: readonly LoopSummary[], root: string): ListedLoop[] {
-  const children = new Map<string, LoopSummary[]>();
-  for (const l of loops) {
-    if (l.loopId === root) continue;
-    const list = children.get(l.parentLoopId);
-    if (list) list.push(l);
-    else children.set(l.parentLoopId, [l]);
-  }
-  const out: ListedLoop[] = [];
-  const seen = new Set<string>();
+/** The loops of one tree for the indented view: from the root, or, while it is not stored, from its children in turn. */
+function loopsOfTree(loops: readonly LoopSummary[], root: string): ListedLoop[] {
   const top = loops.find((l) => l.loopId === root);
-  const stack: ListedLoop[] = top ? [{ loop: top, level: 0 }] : (children.get(root) ?? []).map((loop) => ({ loop, level: 0 })).reverse();
-  while (stack.length > 0) {
-    const next = stack.pop()!;
-    if (seen.has(next.loop.loopId)) continue;
-    seen.add(next.loop.loopId);
-    out.push(next);
-    const kids = [...(children.get(next.loop.loopId) ?? [])].sort((a, b) => (a.loopId < b.loopId ? -1 : 1));
-    for (let i = kids.length - 1; i >= 0; i--) stack.push({ loop: kids[i]!, level: next.level + 1 });
-  }
-  return out;
+  return treeOrder(loops, root, top ? [top] : loops.filter((l) => l.loopId !== root && l.parentLoopId === root));
 }
 
 /** What `loops` prints of every loop (readLoops()), in its order. */
@@ -121,7 +103,7 @@ export function selectLoops(loops: LoopSummary[], q: LoopsQuery): ListedLoop[] {
   const prefix = q.idPrefix;
   if (prefix !== undefined) loops = loops.filter((l) => l.loopId.startsWith(prefix));
   const root = q.root;
-  let rows = root === undefined ? loops.map((loop) => ({ loop, level: 0 })) : treeOrder(loops.filter((l) => l.rootLoopId === root), root);
+  let rows = root === undefined ? loops.map((loop) => ({ loop, level: 0 })) : loopsOfTree(loops.filter((l) => l.rootLoopId === root), root);
   if (q.limit !== undefined) rows = rows.slice(0, q.limit);
   return rows;
 }

@@ -4,6 +4,7 @@
  * costs. Money is bigint all the way and leaves as decimal strings of
  * picodollars; nothing here goes through a float.
  */
+import { treeOrder } from '../account/loop-tree.js';
 import type { SeriesCell, TreeFactRow, TreeLoopRow } from '../sink/clickhouse/page-reads.js';
 
 /** One key's line of a series: per bucket, in the order of `buckets`. */
@@ -109,36 +110,19 @@ export function foldTree(root: string, loops: readonly TreeLoopRow[], facts: rea
     if (f.outcome !== '') outcome.set(f.loopId, f.outcome);
     warnings.set(f.loopId, (warnings.get(f.loopId) ?? 0) + f.warnings);
   }
-  const children = new Map<string, TreeLoopRow[]>();
-  for (const l of loops) {
-    if (l.loopId === root) continue;
-    const list = children.get(l.parentLoopId);
-    if (list) list.push(l);
-    else children.set(l.parentLoopId, [l]);
-  }
-  const out: TreeLoop[] = [];
-  const seen = new Set<string>();
-  const visit = (l: TreeLoopRow): void => {
-    if (seen.has(l.loopId)) return;
-    seen.add(l.loopId);
-    out.push({
-      loopId: l.loopId,
-      parentLoopId: l.loopId === root ? '' : l.parentLoopId,
-      depth: l.ancestors.length,
-      name: l.name,
-      outcome: outcome.get(l.loopId) ?? '',
-      modelCalls: Number(l.ownCalls),
-      modelCostPicoUsd: l.ownCostPico.toString(),
-      subtreeModelCostPicoUsd: (subtree.get(l.loopId) ?? 0n).toString(),
-      convergenceWarnings: warnings.get(l.loopId) ?? 0,
-      verdicts: verdicts.get(l.loopId) ?? {},
-    });
-    const kids = [...(children.get(l.loopId) ?? [])].sort((a, b) => (a.loopId < b.loopId ? -1 : a.loopId > b.loopId ? 1 : 0));
-    for (const k of kids) visit(k);
-  };
   const top = loops.find((l) => l.loopId === root);
-  if (top) visit(top);
   // Loops whose parent is not in the list (a fold mid-way): after the rest, by id.
-  for (const l of [...loops].sort((a, b) => (a.loopId < b.loopId ? -1 : 1))) visit(l);
-  return out;
+  const starts = [...(top ? [top] : []), ...[...loops].sort((a, b) => (a.loopId < b.loopId ? -1 : 1))];
+  return treeOrder(loops, root, starts).map(({ loop: l }) => ({
+    loopId: l.loopId,
+    parentLoopId: l.loopId === root ? '' : l.parentLoopId,
+    depth: l.ancestors.length,
+    name: l.name,
+    outcome: outcome.get(l.loopId) ?? '',
+    modelCalls: Number(l.ownCalls),
+    modelCostPicoUsd: l.ownCostPico.toString(),
+    subtreeModelCostPicoUsd: (subtree.get(l.loopId) ?? 0n).toString(),
+    convergenceWarnings: warnings.get(l.loopId) ?? 0,
+    verdicts: verdicts.get(l.loopId) ?? {},
+  }));
 }

@@ -331,7 +331,7 @@ test('no request to another origin, no console error, no uncaught error; the pag
   assert.deepEqual(opened.record.consoleErrors, []);
   assert.deepEqual(opened.record.pageErrors, []);
   assert.deepEqual(opened.record.dialogs, []);
-  const assets = ['/', '/assets/app.js', '/assets/money.js', '/assets/app.css', '/assets/uPlot.iife.min.js', '/assets/uPlot.min.css', '/favicon.ico'];
+  const assets = ['/', '/assets/app.js', '/assets/money.js', '/assets/dom.js', '/assets/tables.js', '/assets/chart.js', '/assets/panels.js', '/assets/app.css', '/assets/uPlot.iife.min.js', '/assets/uPlot.min.css', '/favicon.ico'];
   const bytes = (await Promise.all(assets.map(wireBytes))).reduce((a, b) => a + b, 0);
   console.log(`# page assets, gzipped: ${bytes} bytes`);
   assert.ok(bytes < 300_000, `${bytes} bytes`);

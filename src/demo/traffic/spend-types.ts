@@ -62,30 +62,7 @@ export interface ExpectedModelSpend {
   readonly unverifiedCostPicoUsd: string;
 }
 
-export interface ExpectedRootSpend {
-  readonly rootLoopId: string;
-  readonly name: string;
-  /** Loops whose root it is, itself included. */
-  readonly loops: number;
-  readonly modelCalls: number;
-  readonly inputTokens: number;
-  readonly outputTokens: number;
-  readonly modelCostPicoUsd: string;
-  readonly budgetPicoUsd: string;
-  readonly unverifiedModelCostPicoUsd: string;
-}
-
-export interface ExpectedDaySpend {
-  /** UTC date of the envelopes' Time, YYYY-MM-DD. */
-  readonly day: string;
-  readonly modelCalls: number;
-  readonly inputTokens: number;
-  readonly outputTokens: number;
-  readonly modelCostPicoUsd: string;
-  readonly budgetPicoUsd: string;
-  readonly unverifiedModelCostPicoUsd: string;
-}
-
+/** The sums a root, a day and the whole traffic report alike. Money: decimal strings of integer picodollars. */
 export interface SpendTotals {
   readonly modelCalls: number;
   readonly inputTokens: number;
@@ -93,6 +70,18 @@ export interface SpendTotals {
   readonly modelCostPicoUsd: string;
   readonly budgetPicoUsd: string;
   readonly unverifiedModelCostPicoUsd: string;
+}
+
+export interface ExpectedRootSpend extends SpendTotals {
+  readonly rootLoopId: string;
+  readonly name: string;
+  /** Loops whose root it is, itself included. */
+  readonly loops: number;
+}
+
+export interface ExpectedDaySpend extends SpendTotals {
+  /** UTC date of the envelopes' Time, YYYY-MM-DD. */
+  readonly day: string;
 }
 
 export interface LoopSeq {
