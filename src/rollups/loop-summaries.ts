@@ -119,7 +119,7 @@ export interface SummaryStep {
  * newest ingest stamp, read before the version was taken). A loop that no
  * longer has a row in runtime_loops gets a row saying so (present 0). A step
  * overtaken or stopped before its mark leaves rows the next step writes again
- * under a higher version. `every`: every loop, whatever the mark (a rebuild:
+ * under a higher version. `loops` 'all': every loop, whatever the mark (a rebuild:
  * rows stored later than their stamp by more than the margin were missed).
  */
 export async function refreshLoopSummaries(
@@ -127,10 +127,10 @@ export async function refreshLoopSummaries(
   claim: Claim,
   lateMs: number,
   storedThrough: number,
-  every = false,
+  loops?: 'all',
 ): Promise<SummaryStep> {
   const { ch } = deps;
-  const changed = every ? 'all' : await loopsStoredSinceMark(ch, 'loop_summary_mark', lateMs);
+  const changed = loops ?? (await loopsStoredSinceMark(ch, 'loop_summary_mark', lateMs));
   const wide = changed === 'all' || changed.length > deps.scanLoops;
   const rows = wide ? await runtimeLoopRows(ch) : await runtimeLoopRowsOf(ch, changed);
   const children = await loopChildren(ch, wide ? 'all' : changed);

@@ -95,8 +95,6 @@ export async function compactor(admin: ClickHouseClient, log: Logger): Promise<C
 /** The tables a recompute writes under its version (0013, 0015), committed together per hour. */
 export const ROLLUP_TABLES = ['spend_rollup_hour', 'spend_rollup_model_hour', 'spend_rollup_root_hour', 'event_rollup_hour'] as const;
 
-/** AGENTLEDGER_ROLLUP_LATE_MS's default: a rebuild's chain-flag mark's margin when the caller says none. */
-const DEFAULT_LATE_MS = 900_000;
 /** Hours per recompute step: each step's hours are committed when its rows are written. */
 const HOURS_PER_STEP = 24;
 /** loop_ids appears three times in rollup_insert_runtime.sql; max_query_size is 262,144 bytes. */
@@ -376,7 +374,7 @@ async function sweepLeased(deps: RollupDeps, lateMs: number, lease: Lease): Prom
  */
 export async function rebuild(
   deps: RollupDeps,
-  range: { readonly from: number; readonly until: number; readonly everything: boolean; readonly lateMs?: number },
+  range: { readonly from: number; readonly until: number; readonly everything: boolean; readonly lateMs: number },
   progress?: (done: number, total: number) => void,
 ): Promise<RollupResult> {
   const { from, until } = range;
@@ -392,11 +390,11 @@ export async function rebuild(
   await recompute(deps, [...hours], claim, 7 * HOURS_PER_STEP, progress);
   // Ledgers and loop summaries are per loop, not per hour: every loop's, whatever the range.
   await recomputeLedgers(deps, 'all', version);
-  await refreshLoopSummaries(deps, claim, 0, marks.storedThrough, true);
-  // Chain flags too (0021): every loop's, whatever the range, so a dropped
-  // partition or a row stored late is seen; recorded as their mark (with the
-  // margin readers take: AGENTLEDGER_ROLLUP_LATE_MS, the default when not said).
-  await refreshChainFlags(deps, claim, range.lateMs ?? DEFAULT_LATE_MS, marks.storedThrough, 'all');
+  // Chain flags too (0021), so a dropped partition or a row stored late is
+  // seen; each recorded as its mark, with the margin readers take
+  // (AGENTLEDGER_ROLLUP_LATE_MS).
+  await refreshLoopSummaries(deps, claim, range.lateMs, marks.storedThrough, 'all');
+  await refreshChainFlags(deps, claim, range.lateMs, marks.storedThrough, 'all');
   await claim.check();
   if (range.everything) await exec(ch, 'rollup_sweep_done', { version, seen_through: marks.storedThrough, hours: hours.size });
   return { version, hours: hours.size, treeChanges: changed.length };

@@ -278,7 +278,7 @@ test('loops --root and --limit read only the trees they print, and print what th
   assert.notEqual(JSON.stringify(summarizedRow), JSON.stringify(fullRow), 'a row stored too late is missed until a rebuild (the case this step tests)');
   const redis = createRedis(ctx.config.redis.url);
   try {
-    await rebuild({ ch, redis, prefix: ctx.config.redis.queuePrefix, scanLoops: ctx.config.rollups.scanLoops, log }, { from: 0, until: now + 86_400, everything: true });
+    await rebuild({ ch, redis, prefix: ctx.config.redis.queuePrefix, scanLoops: ctx.config.rollups.scanLoops, log }, { from: 0, until: now + 86_400, everything: true, lateMs: LATE_MS });
   } finally {
     redis.disconnect();
   }

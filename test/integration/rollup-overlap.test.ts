@@ -155,7 +155,7 @@ test('a version handed out twice (taken, not yet claimed, when Redis lost the co
       },
       ...checkEveryCommit('the held rebuild'),
     }),
-    { from: 0, until: DATETIME_MAX_SECONDS + 1, everything: true },
+    { from: 0, until: DATETIME_MAX_SECONDS + 1, everything: true, lateMs: 900_000 },
   );
   await held.arrived;
   await redis.del(versionKey());
@@ -167,7 +167,7 @@ test('a version handed out twice (taken, not yet claimed, when Redis lost the co
   const [rows] = await query<{ n: string }>(ctx, `SELECT toString(count()) AS n FROM spend_rollup_hour WHERE version = ${heldVersion} AND hour NOT IN (SELECT hour FROM rollup_commits WHERE version = ${heldVersion})`);
   assert.equal(rows?.n, '0', 'no rows under the shared version but the sweep\'s');
   // And the rebuild, run again, takes a fresh version and completes.
-  const again = await rebuild(deps(checkEveryCommit('the second rebuild')), { from: 0, until: DATETIME_MAX_SECONDS + 1, everything: true });
+  const again = await rebuild(deps(checkEveryCommit('the second rebuild')), { from: 0, until: DATETIME_MAX_SECONDS + 1, everything: true, lateMs: 900_000 });
   assert.ok(again.version > heldVersion);
 });
 
