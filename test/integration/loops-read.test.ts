@@ -250,8 +250,11 @@ test('loops --root and --limit read only the trees they print, and print what th
   const everyNow = await readLoops(ch);
   assert.equal(everyNow.find((l) => l.loopId === 'lr-t16-k1'), undefined, 'a loop whose rows are all second versions has no row');
 
-  // The next sweep summarizes them; then a stale recompute (a lower version)
-  // writes wrong summaries late: they lose to the sweep's.
+  // The next sweep summarizes them; then a stale recompute (a lower version
+  // than any sweep's: 0, the first sweep took 1) writes wrong summaries late:
+  // they lose to the sweep's, merged or not. (Versions never tie: each is
+  // claimed once. With a tie a merge keeps the row inserted last, which a
+  // CI run once caught when this test wrote version 1.)
   await insert(loopRows('lr-h-latest', later + 120, {}));
   await sweepNow();
   const resummarized = await compareAll('after the third sweep', ['lr-t11', 'lr-t13', 'lr-t14', 'lr-t15', 'lr-t16']);
@@ -260,9 +263,11 @@ test('loops --root and --limit read only the trees they print, and print what th
   assert.equal(sources.get(JSON.stringify({}))?.live, 1, 'the third sweep summarized every loop stored since the second');
   await ch.insert({
     table: 'loop_summaries',
-    values: ['lr-t11', 'lr-t14', 'lr-t16-k1', 'lr-a-root'].map((loop_id) => ({ loop_id, version: '1', present: 1, name: 'stale', model_cost: '999', input_tokens_sum: '1', output_tokens_sum: '1', budget_cost: '0', unverified_model_cost: '0', first_time_text: 'x', last_time_text: 'x', children: ['lr-t01'] })),
+    values: ['lr-t11', 'lr-t14', 'lr-t16-k1', 'lr-a-root'].map((loop_id) => ({ loop_id, version: '0', present: 1, name: 'stale', model_cost: '999', input_tokens_sum: '1', output_tokens_sum: '1', budget_cost: '0', unverified_model_cost: '0', first_time_text: 'x', last_time_text: 'x', children: ['lr-t01'] })),
     format: 'JSONEachRow',
   });
+  // Merged into the sweep's parts, as a background merge may do at any time.
+  await ch.command({ query: 'OPTIMIZE TABLE loop_summaries FINAL' });
   const stale = await compareAll('with a stale recompute written after the sweep', ['lr-t11', 'lr-t14', 'lr-t16', 'lr-a-root', 'lr-t01']);
   assert.equal(stale.get(JSON.stringify({ root: 'lr-t14' })), 'trees');
   assert.equal(sources.get(JSON.stringify({ root: 'lr-t14' }))?.live, 1);

@@ -1,7 +1,9 @@
 /**
  * `npm test`'s test run: the unit tests in one `node --test`, then each
  * integration file in its own, in name order, one at a time (they share the
- * stack). Every file's own spec output is passed through; a summary closes.
+ * stack). Every file's own spec output is passed through; a summary closes,
+ * and under it what each failing file's failing tests said (the assertion,
+ * not the stack), where the tail of a CI log shows it.
  *
  * On the local stack, ClickHouse's error log is read after each file. A line
  * there that says the server itself broke (a signal, or a C++ exception
@@ -51,6 +53,28 @@ export function serverFaults(text: string, max = 3): string[] {
     .filter((line) => SERVER_FAULT.test(line))
     .slice(0, max)
     .map((line) => (line.length > 240 ? `${line.slice(0, 240)}…` : line));
+}
+
+/**
+ * What a spec reporter says of its failing tests (the block it prints after
+ * `✖ failing tests:`), short enough to repeat under the summary, where a
+ * CI log's tail shows it: stack frames dropped, each line cut to `width`,
+ * at most `max` characters in all.
+ */
+export function failureDigest(output: string, max = 2000, width = 240): string {
+  const at = output.lastIndexOf('✖ failing tests:');
+  if (at < 0) return '';
+  const lines = output
+    .slice(at + '✖ failing tests:'.length)
+    .split('\n')
+    .filter((line) => line.trim() !== '' && !/^\s+at /.test(line))
+    .map((line) => (line.length > width ? `${line.slice(0, width)}…` : line));
+  let digest = '';
+  for (const line of lines) {
+    if (digest.length + line.length + 1 > max) return `${digest}\n    …`;
+    digest += `${digest === '' ? '' : '\n'}${line}`;
+  }
+  return digest;
 }
 
 /** Where the error log ends now (0 when there is none). */
@@ -103,10 +127,14 @@ async function main(): Promise<number> {
     for (const key of COUNTED) total[key] += c[key];
   };
   const failed: string[] = [];
+  const digests: string[] = [];
 
   const unit = await nodeTest([join(DIST, 'unit')]);
   add(specCounts(unit.output));
-  if (unit.code !== 0) failed.push('test/unit');
+  if (unit.code !== 0) {
+    failed.push('test/unit');
+    digests.push(`[test] test/unit:\n${failureDigest(unit.output)}`);
+  }
 
   const dir = join(DIST, 'integration');
   const files = readdirSync(dir)
@@ -124,10 +152,14 @@ async function main(): Promise<number> {
       restartClickHouse();
     }
     add(specCounts(run.output));
-    if (run.code !== 0) failed.push(`test/integration/${file.replace(/\.js$/, '.ts')}`);
+    if (run.code !== 0) {
+      failed.push(`test/integration/${file.replace(/\.js$/, '.ts')}`);
+      digests.push(`[test] ${file.replace(/\.js$/, '.ts')}:\n${failureDigest(run.output)}`);
+    }
   }
 
   console.log(`\n[test] summary: ${COUNTED.map((k) => `${k} ${total[k]}`).join(', ')}; ${files.length} integration files; ${Math.round((Date.now() - started) / 1000)} s`);
+  if (digests.length > 0) console.log(`\n[test] what the failing tests said (their files' output above has it whole):\n${digests.join('\n')}\n`);
   for (const f of failed) console.log(`[test] FAILED: ${f}`);
   return failed.length === 0 ? 0 : 1;
 }

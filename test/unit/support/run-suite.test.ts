@@ -1,11 +1,12 @@
 /**
- * The test runner's two readings: a spec reporter's totals, and the lines of
+ * The test runner's readings: a spec reporter's totals, its failing tests'
+ * digest repeated under the summary, and the lines of
  * ClickHouse's error log that say the server itself broke (those fail the
  * run; a graceful stop, a refused query or a reset connection do not).
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { serverFaults, specCounts } from '../../support/run-suite.js';
+import { failureDigest, serverFaults, specCounts } from '../../support/run-suite.js';
 
 test('specCounts reads the totals a spec reporter prints last', () => {
   const output = ['✔ a (1ms)', 'ℹ tests 7', 'ℹ suites 0', 'ℹ pass 5', 'ℹ fail 1', 'ℹ cancelled 0', 'ℹ skipped 0', 'ℹ todo 1', 'ℹ duration_ms 12'].join('\n');
@@ -27,4 +28,31 @@ test('serverFaults keeps a signal and a C++ exception escaping the server, not a
   assert.match(faults[0] ?? '', /Segmentation fault/);
   assert.match(faults[1] ?? '', /bad_weak_ptr/);
   assert.deepEqual(serverFaults(log.split('\n')[0] ?? ''), []);
+});
+
+test("failureDigest repeats the failing tests' block without stack frames, each line and the whole cut short", () => {
+  const output = [
+    '✖ x (1.4ms)',
+    '  AssertionError [ERR_ASSERTION]: early copy',
+    'ℹ fail 1',
+    '',
+    '✖ failing tests:',
+    '',
+    'test at dist/test/integration/a.test.js:1:63',
+    '✖ the tree read equals the full read (1.4ms)',
+    '  AssertionError [ERR_ASSERTION]: after the sweep: {"root":"x"}',
+    '      at TestContext.<anonymous> (file:///a.test.js:1:84)',
+    '      at Test.run (node:internal/test_runner/test:796:25)',
+    `  actual: '${'y'.repeat(500)}'`,
+  ].join('\n');
+  const digest = failureDigest(output, 2000, 80);
+  assert.deepEqual(digest.split('\n'), [
+    'test at dist/test/integration/a.test.js:1:63',
+    '✖ the tree read equals the full read (1.4ms)',
+    '  AssertionError [ERR_ASSERTION]: after the sweep: {"root":"x"}',
+    `  actual: '${'y'.repeat(80 - 11)}…`,
+  ]);
+  assert.ok(!digest.includes('early copy'), 'only the last block, the one after the summary');
+  assert.equal(failureDigest(output, 100, 80), 'test at dist/test/integration/a.test.js:1:63\n✖ the tree read equals the full read (1.4ms)\n    …');
+  assert.equal(failureDigest('✔ all passed\nℹ fail 0'), '');
 });
