@@ -5,6 +5,7 @@
  *
  *   node dist/bench/columns.js [--loops 4000] [--envelopes 50] [--rounds 5]
  *        [--rows-per-insert 5000] [--only current,narrow] [--no-chdb]
+ *        [--url http://127.0.0.1:8124 --server-pid PID]
  *
  * 1. Rows (not timed): generateTraffic's envelopes (~1 KB payloads, the
  *    e2e bench's size) through the consumer's own batch step
@@ -17,6 +18,11 @@
  *    - binary-hashes: hash and computed_hash FixedString(32), sent as TSV
  *      escapes (`\xHH` for bytes >= 0x80: the body stays ASCII);
  *    - narrow: both of the above (computed_hash zero bytes where equal);
+ *    - folded-slots (issue 23 item 1): the 34 fact columns folded into ten
+ *      typed slots the kinds share (s1..s6 String, n1..n4 Int64; FOLD says
+ *      which fact of which kind goes where);
+ *    - folded-arrays: the same slots as two arrays (Array(String),
+ *      Array(Int64)), each as long as the row's kind needs;
  *    - no-facts: without the 34 fact columns, a bound on what folding them
  *      could save (the facts are needed: not a candidate itself).
  *    Each layout's insert bodies are built before the clock starts; the
@@ -69,6 +75,10 @@ inserted into each in rotated rounds. Needs the local stack.
   --rows-per-insert N  rows per insert request (default 5000, ingest's batch)
   --only A,B           these layouts only (current is always measured)
   --no-chdb           skip ClickHouse 25.8 (chdb, from bash test/modern/run.sh)
+  --url URL            another 18.16 server's HTTP address (default the local
+                       stack's), e.g. a private one while tests use the stack's
+  --server-pid PID     that server's process, whose CPU is read (default: the
+                       local stack's, from infra/stack.sh status)
   --help               this text
 `;
 
@@ -80,6 +90,8 @@ const { values: args } = parseArgs({
     'rows-per-insert': { type: 'string', default: '5000' },
     only: { type: 'string' },
     'no-chdb': { type: 'boolean', default: false },
+    url: { type: 'string' },
+    'server-pid': { type: 'string' },
     help: { type: 'boolean', default: false },
   },
 });
@@ -105,18 +117,23 @@ const config = parseConfig({
   AGENTLEDGER_CLICKHOUSE_PASSWORD: PASSWORD,
   AGENTLEDGER_CLICKHOUSE_DATABASE: DATABASE,
   AGENTLEDGER_METRICS_PORT: '0',
+  ...(args.url === undefined ? {} : { AGENTLEDGER_CLICKHOUSE_URL: args.url }),
 });
 const URL_BASE = new URL(config.clickhouse.url);
 
 // ---------------------------------------------------------------- layouts
 
 type Field = (row: EnvelopeRow) => string;
+/** One column of a layout: its name, its type, how a row's value is written. */
+interface Column {
+  name: string;
+  type: string;
+  field: Field;
+}
 interface Layout {
   name: string;
-  /** The column's type in this layout (undefined: the column is left out). */
-  type(column: string, migrated: string): string | undefined;
-  /** How the column's value is written, where it differs from tsvField. */
-  field(column: string): Field | undefined;
+  /** The layout's columns, in table order, from the migrated table's types. */
+  columns(migrated: ReadonlyMap<string, string>): Column[];
 }
 
 /** The 34 payload-fact columns of migration 0008: every column between evidence and kafka_topic. */
@@ -136,25 +153,95 @@ function binaryField(hex: string): string {
   return out;
 }
 
+const tsv = (c: string): Field => (r) => tsvField(r[c as keyof EnvelopeRow]);
+
+/** The migrated columns, each kept (its type from `type`, undefined: left out) and written by `field` or tsvField. */
+function migratedColumns(type: (column: string, migrated: string) => string | undefined, field: (column: string) => Field | undefined = () => undefined) {
+  return (migrated: ReadonlyMap<string, string>): Column[] =>
+    ENVELOPE_COLUMNS.flatMap((c) => {
+      const t = type(c, migrated.get(c)!);
+      return t === undefined ? [] : [{ name: c, type: t, field: field(c) ?? tsv(c) }];
+    });
+}
+
+/**
+ * Folded facts (issue 23 item 1's candidates): per kind, which fact goes to
+ * which shared slot. String slots s1..s6 and Int64 slots n1..n4, chosen so
+ * the same meaning shares a slot across kinds: n3 is always picodollars
+ * (a call's cost, a charge, a spend summary's usd), s3 its producer text.
+ * fork_at_seq (UInt64) and tool_is_error (UInt8) ride in an Int64 slot
+ * (a view reads them back with toUInt64 / toUInt8).
+ */
+type Slots = { readonly s: readonly (string | undefined)[]; readonly n: readonly (string | undefined)[] };
+const SPEND_SLOTS: Slots = {
+  s: ['child_loop_id', 'definition', 'spend_usd_text', 'outcome', 'error', 'spend_raw'],
+  n: ['spend_tokens', 'spend_wall_ms', 'spend_pico', 'spend_iterations'],
+};
+const FOLD: Readonly<Record<string, Slots>> = {
+  ModelCalled: { s: ['model_provider', 'model_name', 'cost_usd_text'], n: ['input_tokens', 'output_tokens', 'cost_pico', 'duration_ms'] },
+  BudgetCharged: { s: ['action_type', undefined, 'budget_usd_text'], n: ['budget_tokens', 'budget_wall_ms', 'budget_pico', 'budget_iterations'] },
+  LoopStarted: { s: ['loop_name', 'parent_loop_id', 'config_hash'], n: ['depth', 'loop_seed'] },
+  SubAgentSpawned: { s: ['child_loop_id', 'definition'], n: [] },
+  SubAgentCompleted: SPEND_SLOTS,
+  LoopFinished: SPEND_SLOTS,
+  ForkedFrom: { s: ['fork_source'], n: ['fork_at_seq'] },
+  ToolCalled: { s: ['tool'], n: ['tool_is_error', undefined, undefined, 'duration_ms'] },
+  ConvergenceWarning: { s: ['detector'], n: [] },
+  IterationStarted: { s: [], n: ['iteration'] },
+};
+const NO_SLOTS: Slots = { s: [], n: [] };
+const STRING_SLOTS = 6;
+const NUMBER_SLOTS = 4;
+const slotsOf = (r: EnvelopeRow): Slots => FOLD[r.kind_class] ?? NO_SLOTS;
+const factText = (r: EnvelopeRow, fact: string | undefined): string => (fact === undefined ? '' : String(r[fact as keyof EnvelopeRow]));
+
+/** A string in a quoted array element: backslash, quote, tab and newline escaped (TabSeparated reads arrays in quoted form). */
+const quoted = (text: string): string => `'${text.replace(/[\\'\t\n\r\0]/g, (ch) => ({ '\\': '\\\\', "'": "\\'", '\t': '\\t', '\n': '\\n', '\r': '\\r', '\0': '\\0' })[ch]!)}'`;
+
+/** The migrated columns up to the facts, then `facts`, then the Kafka columns. */
+function withFacts(facts: readonly Column[]) {
+  return (migrated: ReadonlyMap<string, string>): Column[] => {
+    const kept = migratedColumns((c, t) => (FACT_COLUMNS.has(c) ? undefined : t))(migrated);
+    const at = kept.findIndex((c) => c.name === 'kafka_topic');
+    return [...kept.slice(0, at), ...facts, ...kept.slice(at)];
+  };
+}
+
 const computedIfDiffers: Field = (r) => (r.computed_hash === r.hash ? '' : r.computed_hash);
 const LAYOUTS: Layout[] = [
-  { name: 'current', type: (_c, t) => t, field: () => undefined },
-  {
-    name: 'computed-if-differs',
-    type: (_c, t) => t,
-    field: (c) => (c === 'computed_hash' ? computedIfDiffers : undefined),
-  },
+  { name: 'current', columns: migratedColumns((_c, t) => t) },
+  { name: 'computed-if-differs', columns: migratedColumns((_c, t) => t, (c) => (c === 'computed_hash' ? computedIfDiffers : undefined)) },
   {
     name: 'binary-hashes',
-    type: (c, t) => (c === 'hash' || c === 'computed_hash' ? 'FixedString(32)' : t),
-    field: (c) => (c === 'hash' ? (r) => binaryField(r.hash) : c === 'computed_hash' ? (r) => binaryField(r.computed_hash) : undefined),
+    columns: migratedColumns(
+      (c, t) => (c === 'hash' || c === 'computed_hash' ? 'FixedString(32)' : t),
+      (c) => (c === 'hash' ? (r) => binaryField(r.hash) : c === 'computed_hash' ? (r) => binaryField(r.computed_hash) : undefined),
+    ),
   },
   {
     name: 'narrow',
-    type: (c, t) => (c === 'hash' || c === 'computed_hash' ? 'FixedString(32)' : t),
-    field: (c) => (c === 'hash' ? (r) => binaryField(r.hash) : c === 'computed_hash' ? (r) => binaryField(computedIfDiffers(r)) : undefined),
+    columns: migratedColumns(
+      (c, t) => (c === 'hash' || c === 'computed_hash' ? 'FixedString(32)' : t),
+      (c) => (c === 'hash' ? (r) => binaryField(r.hash) : c === 'computed_hash' ? (r) => binaryField(computedIfDiffers(r)) : undefined),
+    ),
   },
-  { name: 'no-facts', type: (c, t) => (FACT_COLUMNS.has(c) ? undefined : t), field: () => undefined },
+  {
+    // Ten typed slots shared by the kinds.
+    name: 'folded-slots',
+    columns: withFacts([
+      ...Array.from({ length: STRING_SLOTS }, (_, i): Column => ({ name: `s${i + 1}`, type: 'String', field: (r) => tsvField(factText(r, slotsOf(r).s[i])) })),
+      ...Array.from({ length: NUMBER_SLOTS }, (_, i): Column => ({ name: `n${i + 1}`, type: 'Int64', field: (r) => factText(r, slotsOf(r).n[i]) || '0' })),
+    ]),
+  },
+  {
+    // Two arrays, each as long as the kind's slots.
+    name: 'folded-arrays',
+    columns: withFacts([
+      { name: 'fs', type: 'Array(String)', field: (r) => `[${slotsOf(r).s.map((f) => quoted(factText(r, f))).join(',')}]` },
+      { name: 'fn', type: 'Array(Int64)', field: (r) => `[${slotsOf(r).n.map((f) => factText(r, f) || '0').join(',')}]` },
+    ]),
+  },
+  { name: 'no-facts', columns: withFacts([]) },
 ];
 const only = args.only === undefined ? undefined : new Set(['current', ...args.only.split(',')]);
 const layouts = LAYOUTS.filter((l) => only === undefined || only.has(l.name));
@@ -186,6 +273,7 @@ function post(query: string, body: Buffer | string = ''): Promise<string> {
 }
 
 function clickhousePid(): string {
+  if (args['server-pid'] !== undefined) return String(whole('server-pid', args['server-pid']));
   const status = execFileSync('bash', [join(REPO, 'infra/stack.sh'), 'status'], { encoding: 'utf8' });
   const line = status.split('\n').find((l) => /^clickhouse\s+up\s+pid\s+\d+/.test(l));
   if (line === undefined) throw new Error('infra/stack.sh status shows no running ClickHouse: run infra/stack.sh up');
@@ -245,10 +333,11 @@ interface Built {
 }
 
 function build(layout: Layout, migrated: Map<string, string>, engine: string, rows: EnvelopeRow[], table: string): Built {
-  const columns = ENVELOPE_COLUMNS.filter((c) => layout.type(c, migrated.get(c)!) !== undefined);
-  const structure = columns.map((c) => `${c} ${layout.type(c, migrated.get(c)!)!}`).join(', ');
+  const cols = layout.columns(migrated);
+  const columns = cols.map((c) => c.name);
+  const structure = cols.map((c) => `${c.name} ${c.type}`).join(', ');
   const ddl = `CREATE TABLE ${table} (${structure}) ENGINE = ${engine}`;
-  const fields: Field[] = columns.map((c) => layout.field(c) ?? ((r: EnvelopeRow) => tsvField(r[c])));
+  const fields: Field[] = cols.map((c) => c.field);
   const last = fields.length - 1;
   const once = (): Buffer[] => {
     const bodies: Buffer[] = [];
