@@ -7,8 +7,12 @@ import { causes, statedKind, type FailureKind } from '../observability/errors.js
 import { clickhouseFailure } from '../sink/clickhouse/errors.js';
 import { kafkaFailure } from '../sources/kafka.js';
 
-/** kafkajs's errors for a member the group no longer counts as the owner of its partitions. */
-const MEMBERSHIP_ERRORS = new Set(['UNKNOWN_MEMBER_ID', 'ILLEGAL_GENERATION', 'REBALANCE_IN_PROGRESS', 'FENCED_INSTANCE_ID']);
+/**
+ * kafkajs's errors for a member the group no longer counts as the owner of
+ * its partitions, and a commit the client did not send (CommitNotSent in
+ * group.ts: nothing proves the member still owns them).
+ */
+const MEMBERSHIP_ERRORS = new Set(['UNKNOWN_MEMBER_ID', 'ILLEGAL_GENERATION', 'REBALANCE_IN_PROGRESS', 'FENCED_INSTANCE_ID', 'CONSUMER_NOT_RUNNING']);
 
 /**
  * The group-membership error behind `err`, if that is what it is: kafkajs's

@@ -10,6 +10,7 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import type { Kafka } from 'kafkajs';
 import type { Config } from '../config/index.js';
 import type { DeadLetter, RecordHeaders } from '../pipeline/stream.js';
+import { TransientError } from '../observability/errors.js';
 import { settleQuery } from '../sink/clickhouse/sql.js';
 import { createReliableProducer, ensureTopics, TOPIC_CONFIG } from '../sources/kafka.js';
 import { uncommittedRecords } from './lag.js';
@@ -74,7 +75,11 @@ export interface IngestEdges {
   listen(listener: GroupListener): void;
   /** Subscribes to `topics` from the beginning and hands every fetch to `eachBatch`, one partition at a time. */
   run(topics: readonly string[], eachBatch: (payload: BatchPayload) => Promise<void>): Promise<void>;
-  /** Commits offsets for this member; the coordinator refuses it (a membership error) from a member it expelled or of an old generation. */
+  /**
+   * Commits offsets for this member; the coordinator refuses it (a membership
+   * error) from a member it expelled or of an old generation, and a commit
+   * the client did not send fails too (CommitNotSent), never passing silently.
+   */
   commit(positions: readonly Position[]): Promise<void>;
   /** The next fetch of a partition starts at `offset`; batches fetched before become stale. */
   seek(topic: string, partition: number, offset: string): void;
@@ -92,6 +97,24 @@ export interface IngestEdges {
   disconnect(): Promise<void>;
 }
 
+/**
+ * An offset commit kafkajs did not send: its runner was not running (stopping,
+ * or restarting after a crash, while it waits for the batch in flight), and
+ * then consumer.commitOffsets returns as if it had committed. Nothing proves
+ * this member still owns the partitions, so it counts as a lost membership
+ * (membershipError, by its `type`): the fence refuses the flush and the buffer
+ * is dropped, to be read again by whoever owns the partitions next.
+ */
+export class CommitNotSent extends TransientError {
+  override name = 'CommitNotSent';
+  readonly type = 'CONSUMER_NOT_RUNNING';
+  constructor(partitions: number) {
+    super(`offset commit of ${partitions} partition(s) not sent: the consumer is not running (stopping, or restarting after a crash); ownership is not proven`);
+  }
+}
+
+const commitKey = (topic: string, partition: number | string, offset: string): string => `${topic}:${String(partition)}:${offset}`;
+
 /** The edges over kafkajs and ClickHouse: what `agentledger ingest` runs on. */
 export function kafkaEdges(kafka: Kafka, clickhouse: ClickHouseClient, config: Config): IngestEdges {
   const { groupId, sessionTimeoutMs, fetchPartitionBytes, topics } = config.kafka;
@@ -104,6 +127,13 @@ export function kafkaEdges(kafka: Kafka, clickhouse: ClickHouseClient, config: C
     maxBytes: 8 * fetchPartitionBytes,
   });
   const producer = createReliableProducer(kafka);
+  // What the coordinator acknowledged, as kafkajs reports each commit it sent
+  // (synchronously, before commitOffsets resolves): how commit() tells a
+  // commit from the silent return of a runner that is not running.
+  const acknowledged = new Set<string>();
+  consumer.on(consumer.events.COMMIT_OFFSETS, ({ payload }) => {
+    for (const t of payload.topics) for (const p of t.partitions) acknowledged.add(commitKey(t.topic, p.partition, String(p.offset)));
+  });
   return {
     ensureTopics: (names) => ensureTopics(kafka, names.map((topic) => ({ topic, configEntries: TOPIC_CONFIG }))),
     connect: async () => {
@@ -120,7 +150,16 @@ export function kafkaEdges(kafka: Kafka, clickhouse: ClickHouseClient, config: C
       await consumer.subscribe({ topics: [...names], fromBeginning: true });
       await consumer.run({ autoCommit: false, eachBatchAutoResolve: false, partitionsConsumedConcurrently: 1, eachBatch });
     },
-    commit: (positions) => consumer.commitOffsets([...positions]),
+    commit: async (positions) => {
+      const keys = positions.map((p) => commitKey(p.topic, p.partition, p.offset));
+      for (const k of keys) acknowledged.delete(k);
+      try {
+        await consumer.commitOffsets([...positions]);
+        if (!keys.every((k) => acknowledged.has(k))) throw new CommitNotSent(keys.length);
+      } finally {
+        for (const k of keys) acknowledged.delete(k);
+      }
+    },
     seek: (topic, partition, offset) => consumer.seek({ topic, partition, offset }),
     pause: (names) => consumer.pause(names.map((topic) => ({ topic }))),
     sendDeadLetters: async (letters) => {

@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { failureMessage, TimeoutError } from '../../../src/observability/errors.js';
 import { clickhouseFailure } from '../../../src/sink/clickhouse/errors.js';
-import { failureKind } from '../../../src/ingest/failures.js';
+import { failureKind, membershipError } from '../../../src/ingest/failures.js';
+import { CommitNotSent } from '../../../src/ingest/group.js';
 
 /** An error as @clickhouse/client gives it for current servers: the code parsed out. */
 const current = (code: number, message = 'DB::Exception: …'): Error => Object.assign(new Error(message), { code: String(code), type: 'X' });
@@ -59,4 +60,16 @@ test('a failure message becomes one bounded, well-formed line', () => {
   const cut = failureMessage(new Error(`${'x'.repeat(9)}😀`), 10);
   assert.equal(cut, `${'x'.repeat(9)}\ufffd…`);
   assert.equal(failureMessage(new Error('a\ud800b')), 'a\ufffdb');
+});
+
+test("a lost membership: the coordinator's refusals, wrapped or bare, and a commit the client did not send; not a broker's other errors", () => {
+  const refusal = Object.assign(new Error('The coordinator is not aware of this member'), { type: 'UNKNOWN_MEMBER_ID' });
+  const wrapped = new Error('retries exhausted', { cause: refusal });
+  assert.equal(membershipError(refusal), refusal);
+  assert.equal(membershipError(wrapped), refusal);
+  const unsent = new CommitNotSent(2);
+  assert.equal(membershipError(unsent), unsent, 'nothing proves the member still owns the partitions');
+  assert.equal(failureKind(unsent), 'transient', 'the consumer restarts, and the records are read again');
+  assert.equal(membershipError(Object.assign(new Error('leader not available'), { type: 'LEADER_NOT_AVAILABLE' })), undefined);
+  assert.equal(membershipError(new Error('socket hang up')), undefined);
 });
