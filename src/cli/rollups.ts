@@ -1,5 +1,6 @@
 import { DATETIME_MAX_SECONDS } from '../decode/time.js';
 import { createRedis, probeRedis } from '../jobs/redis.js';
+import { pruneChainFlags } from '../rollups/chain.js';
 import { compact, compactor, rebuild, sweep, type RollupDeps } from '../rollups/rollups.js';
 import { createClickHouse } from '../sink/clickhouse/client.js';
 import { migratorSettings } from '../config/index.js';
@@ -38,7 +39,8 @@ same work by hand:
             stored since the last sweep. One sweep runs at a time (a lease
             in Redis): while a worker's runs, this one does nothing.
   compact   drop the rollup rows and commits below their hour's highest
-            committed version (never read again), as the worker does every
+            committed version, and the kept chain flags below their loop's
+            (never read again), as the worker does every
             AGENTLEDGER_ROLLUP_COMPACT_MS. ClickHouse mutations: needs the
             migrator's rights (AGENTLEDGER_CLICKHOUSE_MIGRATOR_*).
 
@@ -66,7 +68,9 @@ Needs ClickHouse and Redis (the version counter).`,
       if (action === 'compact') {
         const admin = await compactor(adminClient, log);
         if (!admin) return 1;
-        out(`compact: obsolete versions of ${await compact(ch, admin)} hour(s) dropped (mutations run in the background) in ${Date.now() - started} ms`);
+        const hours = await compact(ch, admin);
+        const loops = await pruneChainFlags(ch, admin);
+        out(`compact: obsolete versions of ${hours} hour(s) and the old chain flags of ${loops} loop(s) dropped (mutations run in the background) in ${Date.now() - started} ms`);
         return 0;
       }
       const r =

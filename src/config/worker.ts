@@ -16,9 +16,9 @@ export const worker = service({
     ),
     AGENTLEDGER_ROLLUP_COMPACT_MS: setting(
       positiveInt(7 * 86_400_000).default(3_600_000),
-      `How often \`agentledger worker\` drops the rollup versions later commits made
-       obsolete (ClickHouse mutations, with the migrator's rights), in ms. At most
-       604800000 (7 days).`,
+      `How often \`agentledger worker\` drops the rollup versions and kept chain
+       flags later commits made obsolete (ClickHouse mutations, with the
+       migrator's rights), in ms. At most 604800000 (7 days).`,
     ),
     AGENTLEDGER_ROLLUP_SCAN_LOOPS: setting(
       positiveInt(100_000_000).default(4000),

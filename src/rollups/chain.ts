@@ -15,7 +15,7 @@
  * recompute that read earlier data (a lower version) never wins.
  */
 import type { ClickHouseClient } from '@clickhouse/client';
-import { inListChunks, querySql, renderSql, type SqlValue } from '../sink/clickhouse/sql.js';
+import { inListChunks, queryRows, querySql, renderSql, type SqlValue } from '../sink/clickhouse/sql.js';
 import { loopsStoredSinceMark } from './loop-summaries.js';
 import { type Claim, everyLoopSql, type RollupDeps } from './rollups.js';
 
@@ -71,4 +71,22 @@ export async function refreshChainFlags(deps: RollupDeps, claim: Claim, lateMs: 
   await claim.check();
   await exec(ch, querySql('chain_flag_mark_done'), { version: claim.version, seen_through: storedThrough, late_s: Math.ceil(lateMs / 1000) });
   return { loops: changed === 'all' ? 'all' : changed.length };
+}
+
+/**
+ * Drops the chain flags below each loop's committed version: chain_flags is
+ * a MergeTree, every recompute of a loop writes its flags again (a running
+ * loop with a violation, once per sweep), and readers take only the
+ * committed version's. Rows of a recompute not committed yet (above it) and
+ * of loops never committed stay. One mutation per chunk of loops, run with
+ * the rollup compaction (`admin`: the migrator's rights). Returns the loops
+ * pruned.
+ */
+export async function pruneChainFlags(ch: ClickHouseClient, admin: ClickHouseClient): Promise<number> {
+  const obsolete = await queryRows<{ loop_id: string; top: string | number }>(ch, 'chain_flags_obsolete');
+  const tops = new Map(obsolete.map((r) => [r.loop_id, BigInt(r.top)]));
+  for (const chunk of inListChunks(obsolete.map((r) => r.loop_id))) {
+    await exec(admin, querySql('chain_flags_prune'), { loop_ids: chunk, tops: chunk.map((l) => tops.get(l) ?? 0n) });
+  }
+  return obsolete.length;
 }

@@ -7,6 +7,7 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import type { Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { SWEEP_SCHEDULER, sweepPayload } from '../jobs/queues.js';
+import { pruneChainFlags } from '../rollups/chain.js';
 import { compact, pruneSweepRecords, sweep } from '../rollups/rollups.js';
 import type { JobContext } from './job-context.js';
 
@@ -44,6 +45,7 @@ export function rollupSweepProcessor(ctx: JobContext, deps: RollupSweepDeps): (j
       compacted = Date.now();
       log.info('obsolete rollup versions dropped', { hours: await compact(deps.ch, deps.admin) });
       log.info('old sweep records dropped', await pruneSweepRecords(deps.ch, deps.admin, Date.now()));
+      log.info('obsolete chain flags dropped', { loops: await pruneChainFlags(deps.ch, deps.admin) });
     }
     return { version: r.version.toString(), hours: r.hours };
   };

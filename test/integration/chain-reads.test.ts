@@ -25,12 +25,13 @@ import { createClickHouse } from '../../src/sink/clickhouse/client.js';
 import { migrate } from '../../src/sink/clickhouse/migrate.js';
 import { latestViolations, verdictCounts } from '../../src/sink/clickhouse/chain-reads.js';
 import { createRedis } from '../../src/jobs/redis.js';
-import { recomputeChainFlags } from '../../src/rollups/chain.js';
+import { migratorSettings } from '../../src/config/clickhouse.js';
+import { pruneChainFlags, recomputeChainFlags } from '../../src/rollups/chain.js';
 import { rebuild, sweep, type RollupDeps } from '../../src/rollups/rollups.js';
 import { command, query } from '../support/clickhouse.js';
 import { testContext, type TestContext } from '../support/context.js';
 import { produceEnvelopes } from '../support/envelope-topic.js';
-import { runCli } from '../support/processes.js';
+import { runCli, sleep } from '../support/processes.js';
 
 const log = createLogger('error');
 let ctx: TestContext;
@@ -264,6 +265,33 @@ test('the kept chain flags (0021): after a sweep, with rows stored since, a stal
     assert.ok(Number(committed?.n) >= 1, 'the stale recompute committed');
     assert.deepEqual(await violationsKept(), await violationsFinal(), 'a stale recompute (lower version) does not win');
     await assertSameAsFinal('after a stale recompute');
+
+    // Compaction drops every kept flag below its loop's committed version
+    // (each sweep wrote a loop's flags again), keeps a recompute's still
+    // uncommitted rows (above it), and the reads stay FINAL's.
+    const below = async (): Promise<number> =>
+      Number((await query<{ n: string }>(ctx, 'SELECT count() AS n FROM chain_flags ANY INNER JOIN chain_flag_current USING loop_id WHERE version < current_version'))[0]?.n);
+    assert.ok((await below()) > 0, 'repeated sweeps left flags below their loop’s committed version');
+    const [current] = await query<{ loop_id: string; v: string }>(ctx, `SELECT loop_id, toString(current_version) AS v FROM chain_flag_current WHERE loop_id = '${flagged[0]!.loop_id}'`);
+    const inFlight = BigInt(current!.v) + 100n;
+    await command(
+      ctx,
+      `INSERT INTO chain_flags (loop_id, version, seq, verdict, detail, kafka_topic, kafka_partition, kafka_offset) VALUES ('${current!.loop_id}', ${inFlight}, 1, 'mismatch', 'in flight', 'x', 0, 0)`,
+    );
+    const admin = createClickHouse(migratorSettings(ctx.config.clickhouse));
+    try {
+      assert.ok((await pruneChainFlags(ch, admin)) > 0, 'loops were pruned');
+    } finally {
+      await admin.close();
+    }
+    for (let i = 0; (await below()) > 0; i++) {
+      if (i >= 600) assert.fail(`flags below the committed versions left after 60 s: ${JSON.stringify(await query(ctx, 'SELECT * FROM system.mutations WHERE database = currentDatabase() AND is_done = 0'))}`);
+      await sleep(100);
+    }
+    const inFlightRows = await query<{ n: string }>(ctx, `SELECT count() AS n FROM chain_flags WHERE loop_id = '${current!.loop_id}' AND version = ${inFlight}`);
+    assert.equal(inFlightRows[0]?.n, '1', 'the rows of a recompute not committed yet stay');
+    assert.deepEqual(await violationsKept(), await violationsFinal(), 'after pruning: the kept flags = FINAL');
+    await assertSameAsFinal('after pruning');
   } finally {
     redis.disconnect();
     await ch.close();

@@ -252,7 +252,7 @@ test('after kills of the worker and the consumer, the swept rollups equal the li
   // sweeps' included); the mutations run in the background.
   const r = spawnSync(process.execPath, [BIN, 'rollups', 'compact'], { env: { PATH: process.env['PATH'] ?? '', ...ctx.env }, encoding: 'utf8' });
   assert.equal(r.status, 0, r.stderr);
-  assert.match(r.stdout, /^compact: obsolete versions of [1-9]\d* hour\(s\) dropped/);
+  assert.match(r.stdout, /^compact: obsolete versions of [1-9]\d* hour\(s\) and the old chain flags of \d+ loop\(s\) dropped/);
   for (let i = 0; ; i++) {
     const [left] = await query<{ rows: string; commits: string }>(
       ctx,
