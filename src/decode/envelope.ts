@@ -8,7 +8,7 @@
 import { z } from 'zod';
 import { parseRfc3339, type Instant } from './time.js';
 import { classifyKind, decodePayload, type KindName, type Payload } from './payloads.js';
-import { idTooLong, malformed, ok, parseJsonValue, type Decoded } from './result.js';
+import { idTooLong, malformed, ok, parseJsonValue, utf8Json, type Decoded } from './result.js';
 import { lastMemberText } from './json-spans.js';
 
 export interface Envelope {
@@ -37,7 +37,6 @@ export interface DecodeOptions {
 
 export const DEFAULT_DECODE_OPTIONS: DecodeOptions = { maxPayloadBytes: 4 * 1024 * 1024 };
 
-const utf8 = new TextDecoder('utf-8', { fatal: true });
 const HEX64 = /^[0-9a-fA-F]{64}$/;
 
 /** An Envelope record's shape, with the reasons a refusal gives (exported for the tests that hold the hand check to it). */
@@ -142,18 +141,9 @@ export function decodeEnvelope(value: Buffer | null, options: DecodeOptions = DE
     if (!isCanonicalBase64(r.Payload, payload)) return malformed('Payload is neither base64 nor a JSON object text');
   }
   if (payload.length > options.maxPayloadBytes) return malformed(`payload larger than ${options.maxPayloadBytes} bytes`);
-  let payloadText: string;
-  try {
-    payloadText = utf8.decode(payload);
-  } catch {
-    return malformed('payload is not valid UTF-8');
-  }
-  let parsedPayload: unknown;
-  try {
-    parsedPayload = JSON.parse(payloadText);
-  } catch (err) {
-    return malformed(`payload is not JSON: ${(err as Error).message}`);
-  }
+  const read = utf8Json(payload, 'payload');
+  if (!read.ok) return read;
+  const { text: payloadText, json: parsedPayload } = read.value;
   const kindClass = classifyKind(r.Kind);
   let body: Payload | undefined;
   if (kindClass) {

@@ -53,24 +53,38 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
  * The first step of every record decoder: a Kafka record value that is
  * non-empty, valid UTF-8 and JSON, or the reason it is not.
  */
-export function parseJsonValue(value: Buffer | null): Decoded<{ readonly text: string; readonly json: unknown }> {
+export function parseJsonValue(value: Buffer | null): Decoded<JsonText> {
   if (value === null || value.length === 0) return malformed('empty record value');
+  const read = utf8Json(value, 'record value');
+  if (!read.ok) return read;
+  const { text, json } = read.value;
+  // Only a \u escape can carry a lone surrogate (UTF-8 bytes cannot), so
+  // the walk is skipped for the records without one.
+  if (text.includes('\\u') && holdsLoneSurrogate(json)) {
+    return malformed('record holds a lone UTF-16 surrogate (an unpaired \\ud800-\\udfff escape), which ClickHouse cannot store');
+  }
+  return read;
+}
+
+/** JSON text and the value it parses to. */
+export interface JsonText {
+  readonly text: string;
+  readonly json: unknown;
+}
+
+/** `bytes` as UTF-8 text and the JSON value it holds, or the reason not, naming the bytes `what` (a record value, an envelope's payload). */
+export function utf8Json(bytes: Buffer, what: string): Decoded<JsonText> {
   let text: string;
   try {
-    text = utf8.decode(value);
+    text = utf8.decode(bytes);
   } catch {
-    return malformed('record value is not valid UTF-8');
+    return malformed(`${what} is not valid UTF-8`);
   }
   let json: unknown;
   try {
     json = JSON.parse(text) as unknown;
   } catch (err) {
-    return malformed(`record value is not JSON: ${(err as Error).message}`);
-  }
-  // Only a \u escape can carry a lone surrogate (UTF-8 bytes cannot), so
-  // the walk is skipped for the records without one.
-  if (text.includes('\\u') && holdsLoneSurrogate(json)) {
-    return malformed('record holds a lone UTF-16 surrogate (an unpaired \\ud800-\\udfff escape), which ClickHouse cannot store');
+    return malformed(`${what} is not JSON: ${(err as Error).message}`);
   }
   return ok({ text, json });
 }

@@ -20,29 +20,28 @@ export class AgentledgerError extends Error {
   }
 }
 
-/** Not now: the same request may succeed later. */
-export class TransientError extends AgentledgerError {
-  override name = 'TransientError';
-  constructor(message: string, options?: { cause?: unknown }) {
-    super('transient', message, options);
-  }
+/**
+ * The base of one kind's errors: the kinds differ in nothing but their kind
+ * and name, and each stays a class of its own (for `instanceof`, and its
+ * name in logs).
+ */
+function errorOfKind(kind: FailureKind, className: string) {
+  return class extends AgentledgerError {
+    override name = className;
+    constructor(message: string, options?: { cause?: unknown }) {
+      super(kind, message, options);
+    }
+  };
 }
+
+/** Not now: the same request may succeed later. */
+export class TransientError extends errorOfKind('transient', 'TransientError') {}
 
 /** This data cannot be taken: the same data fails the same way every time. */
-export class ContentError extends AgentledgerError {
-  override name = 'ContentError';
-  constructor(message: string, options?: { cause?: unknown }) {
-    super('content', message, options);
-  }
-}
+export class ContentError extends errorOfKind('content', 'ContentError') {}
 
 /** Neither: a retry cannot change the answer. */
-export class FatalError extends AgentledgerError {
-  override name = 'FatalError';
-  constructor(message: string, options?: { cause?: unknown }) {
-    super('fatal', message, options);
-  }
-}
+export class FatalError extends errorOfKind('fatal', 'FatalError') {}
 
 /** A call that got no answer in time (`<what>: no answer from <from> in <ms> ms`): transient. */
 export class TimeoutError extends TransientError {

@@ -14,7 +14,7 @@ import { kafkaColumns, malformedColumns, recordTime } from './malformed.js';
 import { NO_CACHE_OBSERVER, type CacheObserver } from './cache-observer.js';
 import { PendingLayers } from './pending-layers.js';
 import type { IncarnationPort, StorePort } from './ports.js';
-import type { DeadLetter, SourceRecord, Stream, StreamBatch } from './stream.js';
+import { batchBuilder, type DeadLetter, type SourceRecord, type Stream, type StreamBatch } from './stream.js';
 
 /** What the craze pipeline reads and writes (craze_events has no derived table: its DerivePort does nothing). */
 export type CrazeStorePort = IncarnationPort & StorePort<CrazeRow>;
@@ -218,17 +218,12 @@ export class CrazeStream implements Stream<CrazeRow> {
     }
     const seen = lookups.size > 0 ? await this.store.seen([...lookups.values()]) : new Set<string>();
 
-    const rows: CrazeRow[] = [];
-    const deadLetters: DeadLetter[] = [];
-    const verdicts = new Map<string, number>();
-    const count = (v: string): void => void verdicts.set(v, (verdicts.get(v) ?? 0) + 1);
+    const { batch, count, refuse } = batchBuilder(malformedCrazeRow);
 
     decoded.forEach((d, i) => {
       const record = records[i]!;
       if (!d.ok) {
-        count('malformed');
-        deadLetters.push({ record, reason: d.reason });
-        rows.push(malformedCrazeRow(record, d.reason));
+        refuse(record, d.reason);
         return;
       }
       const r = d.value;
@@ -252,7 +247,7 @@ export class CrazeStream implements Stream<CrazeRow> {
         report = account.feed({ ...r.event, seq: r.seq });
         // An impossible growth is refused with its reason (dead letter and
         // detail), never stored wrapped; the method goes on from this report.
-        if (report?.impossible) deadLetters.push({ record, reason: report.impossible });
+        if (report?.impossible) batch.deadLetters.push({ record, reason: report.impossible });
       }
       this.pendingSeen.current.add(seqKey);
       // Until this buffer is durable, the store's head rows lag behind this account: not evictable.
@@ -260,7 +255,7 @@ export class CrazeStream implements Stream<CrazeRow> {
       count(verdict);
       const e = r.event;
       const at = e.at ? parseRfc3339(e.at) : undefined;
-      rows.push({
+      batch.rows.push({
         ...emptyRow(),
         session_id: r.sessionId,
         incarnation: r.incarnation,
@@ -296,7 +291,7 @@ export class CrazeStream implements Stream<CrazeRow> {
         ...kafkaColumns(record),
       });
     });
-    return { rows, deadLetters, verdicts };
+    return batch;
   }
 
   quarantine(record: SourceRecord, reason: string): { row: CrazeRow; deadLetter: DeadLetter } {

@@ -16,7 +16,7 @@ import { NO_CACHE_OBSERVER, type CacheObserver } from './cache-observer.js';
 import { HeadCache, loopHead, type LoopHead } from './head-cache.js';
 import { PendingLayers } from './pending-layers.js';
 import type { ChainPort, StorePort } from './ports.js';
-import type { DeadLetter, SourceRecord, Stream, StreamBatch } from './stream.js';
+import { batchBuilder, type DeadLetter, type SourceRecord, type Stream, type StreamBatch } from './stream.js';
 
 type BatchOutcome = StreamBatch<EnvelopeRow>;
 
@@ -197,17 +197,12 @@ export async function processEnvelopeBatch(records: readonly SourceRecord[], sta
     }
   }
 
-  const rows: EnvelopeRow[] = [];
-  const deadLetters: DeadLetter[] = [];
-  const verdicts = new Map<string, number>();
-  const count = (v: Verdict): void => void verdicts.set(v, (verdicts.get(v) ?? 0) + 1);
+  const { batch, count, refuse } = batchBuilder<EnvelopeRow, Verdict | typeof KEY_MISMATCH>(malformedEnvelopeRow);
 
   decoded.forEach((d, i) => {
     const record = records[i]!;
     if (typeof d === 'string') {
-      count('malformed');
-      deadLetters.push({ record, reason: d });
-      rows.push(malformedEnvelopeRow(record, d));
+      refuse(record, d);
       return;
     }
     const head = heads.get(d.loopId);
@@ -232,13 +227,13 @@ export async function processEnvelopeBatch(records: readonly SourceRecord[], sta
     if (result.verdict === 'duplicate') return;
     const first = versions[0];
     const keyNote = keyMismatch(record, d.loopId);
-    if (keyNote !== '') verdicts.set(KEY_MISMATCH, (verdicts.get(KEY_MISMATCH) ?? 0) + 1);
+    if (keyNote !== '') count(KEY_MISMATCH);
     // Every verdict carries its facts (a fork's or a mismatch's cost is
     // reported apart as unverified): the ledger's SQL decides what counts.
     const f = loopFacts(d);
     // One literal with every column: spreading the facts into it (or it into
     // them) made V8 add the properties one by one, a third of the batch path.
-    rows.push({
+    batch.rows.push({
       loop_id: d.loopId,
       seq: d.seq,
       time: toClickHouseDateTime(d.time),
@@ -294,7 +289,7 @@ export async function processEnvelopeBatch(records: readonly SourceRecord[], sta
       ingested_at: UNSTAMPED,
     });
   });
-  return { rows, deadLetters, verdicts };
+  return batch;
 }
 
 const NO_VERSIONS: readonly StoredVersion[] = [];

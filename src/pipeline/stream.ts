@@ -35,6 +35,31 @@ export interface StreamBatch<Row> {
   readonly verdicts: Map<string, number>;
 }
 
+/**
+ * A StreamBatch filled record by record, with the steps every stream's
+ * process() takes alike: count a verdict, and refuse a record that did not
+ * decode (counted malformed, dead-lettered, and stored as its malformed row).
+ */
+export interface BatchBuilder<Row, V extends string> {
+  readonly batch: StreamBatch<Row>;
+  count(verdict: V | 'malformed'): void;
+  refuse(record: SourceRecord, reason: string): void;
+}
+
+export function batchBuilder<Row, V extends string = string>(malformedRow: (record: SourceRecord, reason: string) => Row): BatchBuilder<Row, V> {
+  const batch: StreamBatch<Row> = { rows: [], deadLetters: [], verdicts: new Map() };
+  const count = (verdict: V | 'malformed'): void => void batch.verdicts.set(verdict, (batch.verdicts.get(verdict) ?? 0) + 1);
+  return {
+    batch,
+    count,
+    refuse(record, reason) {
+      count('malformed');
+      batch.deadLetters.push({ record, reason });
+      batch.rows.push(malformedRow(record, reason));
+    },
+  };
+}
+
 export interface Stream<Row extends KafkaColumns = KafkaColumns> {
   /** Short name for logs and metrics: `envelopes`, `craze`. */
   readonly name: string;

@@ -43,8 +43,22 @@ export interface EnvelopeColumns {
 /** A row of envelopes: 0001's columns, the facts of 0008, where its record was read. */
 export interface EnvelopeRow extends EnvelopeColumns, EnvelopeFacts, KafkaColumns {}
 
-/** schema/clickhouse/0003_craze_events.sql */
-export interface CrazeRow extends KafkaColumns {
+/**
+ * The spend columns of a craze_events row, Int64 as decimal strings: the
+ * craze_sessions view sums them under the same names, as exact text.
+ */
+export interface CrazeSpendColumns {
+  /** Picodollars. */
+  cost_pico: string;
+  input_tokens: string;
+  output_tokens: string;
+  reasoning_tokens: string;
+  cache_read_tokens: string;
+  cache_creation_tokens: string;
+}
+
+/** schema/clickhouse/0003_craze_events.sql (its spend columns, CrazeSpendColumns, come after `report`). */
+export interface CrazeRow extends KafkaColumns, CrazeSpendColumns {
   session_id: string;
   incarnation: string;
   seq: number;
@@ -62,13 +76,6 @@ export interface CrazeRow extends KafkaColumns {
   craze_version: string;
   model: string;
   report: 0 | 1;
-  /** Int64 picodollars as a decimal string. */
-  cost_pico: string;
-  input_tokens: string;
-  output_tokens: string;
-  reasoning_tokens: string;
-  cache_read_tokens: string;
-  cache_creation_tokens: string;
   unpriced: 0 | 1;
   turn_id: string;
   turn_outcome: string;

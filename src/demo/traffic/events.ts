@@ -57,7 +57,9 @@ const MODELS = [
   { provider: 'openai', model: 'gpt-4.1-mini', inNano: 400, outNano: 1600 },
 ] as const;
 const TOOLS = ['bash', 'read_file', 'write_file', 'grep', 'http_get'] as const;
-const ms = (rng: Rng, lo: number, hi: number): number => int(rng, lo, hi) * 1_000_000 + int(rng, 0, 999_999);
+/** A span of `wholeMs` milliseconds and a drawn fraction of one more, in nanoseconds. */
+const msNs = (rng: Rng, wholeMs: number): number => wholeMs * 1_000_000 + int(rng, 0, 999_999);
+const ms = (rng: Rng, lo: number, hi: number): number => msNs(rng, int(rng, lo, hi));
 const us = (rng: Rng, lo: number, hi: number): number => int(rng, lo, hi) * 1_000 + int(rng, 0, 999);
 
 /** The n events of one loop: LoopStarted, iterations of model and tool calls with their charges, LoopFinished. */
@@ -114,7 +116,7 @@ export function loopEvents(rng: Rng, loopId: string, n: number): Event[] {
     });
     middle.push({
       kind: 'ModelCalled',
-      dtNs: durationMs * 1_000_000 + int(rng, 0, 999_999),
+      dtNs: msNs(rng, durationMs),
       paddable: true,
       body: (pad) => ({
         action_id: modelAction,
@@ -146,7 +148,7 @@ export function loopEvents(rng: Rng, loopId: string, n: number): Event[] {
     });
     middle.push({
       kind: 'ToolCalled',
-      dtNs: toolMs * 1_000_000 + int(rng, 0, 999_999),
+      dtNs: msNs(rng, toolMs),
       paddable: true,
       body: (pad) => ({
         action_id: toolAction,

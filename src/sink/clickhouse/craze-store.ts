@@ -6,8 +6,8 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import { incarnationKey, type CrazeRow, type IncarnationHead } from '../../rows/rows.js';
 import { CRAZE_COLUMNS } from './columns.js';
-import { tsvBody } from './tsv.js';
-import { inListChunks, partitionProgress, querySql, renderSql } from './sql.js';
+import { insertTsv } from './tsv.js';
+import { inListChunks, partitionProgress, queryRows } from './sql.js';
 
 
 export class CrazeStore {
@@ -21,9 +21,7 @@ export class CrazeStore {
   async heads(sessionIds: readonly string[]): Promise<Map<string, IncarnationHead>> {
     const heads = new Map<string, IncarnationHead>();
     for (const chunk of inListChunks(sessionIds)) {
-      const rows = await this.ch
-        .query({ query: renderSql(querySql('craze_heads'), { sessions: chunk }), format: 'JSONEachRow' })
-        .then((r) => r.json<{ session_id: string; incarnation: string; seq: string | number; account_state: string }>());
+      const rows = await queryRows<{ session_id: string; incarnation: string; seq: string | number; account_state: string }>(this.ch, 'craze_heads', { sessions: chunk });
       for (const r of rows) heads.set(incarnationKey(r.session_id, r.incarnation), { seq: Number(r.seq), accountState: r.account_state });
     }
     return heads;
@@ -33,23 +31,19 @@ export class CrazeStore {
   async seen(keys: readonly (readonly [string, string, number])[]): Promise<Set<string>> {
     const found = new Set<string>();
     for (const chunk of inListChunks(keys)) {
-      const rows = await this.ch
-        .query({ query: renderSql(querySql('craze_seen'), { keys: chunk }), format: 'JSONEachRow' })
-        .then((r) => r.json<{ session_id: string; incarnation: string; seq: string | number }>());
+      const rows = await queryRows<{ session_id: string; incarnation: string; seq: string | number }>(this.ch, 'craze_seen', { keys: chunk });
       for (const r of rows) found.add(`${incarnationKey(r.session_id, r.incarnation)}\u0000${Number(r.seq)}`);
     }
     return found;
   }
 
   /** Parses and checks rows as insert() does, storing nothing: craze_events_probe is a Null-engine twin (migration 0007). */
-  async probe(rows: readonly CrazeRow[]): Promise<void> {
-    if (rows.length === 0) return;
-    await this.ch.insert({ table: 'craze_events_probe', values: tsvBody(rows, CRAZE_COLUMNS), format: 'TabSeparated', columns: CRAZE_COLUMNS });
+  probe(rows: readonly CrazeRow[]): Promise<void> {
+    return insertTsv(this.ch, 'craze_events_probe', rows, CRAZE_COLUMNS);
   }
 
-  async insert(rows: readonly CrazeRow[], queryId?: string): Promise<void> {
-    if (rows.length === 0) return;
-    await this.ch.insert({ table: 'craze_events', values: tsvBody(rows, CRAZE_COLUMNS), format: 'TabSeparated', columns: CRAZE_COLUMNS, ...(queryId ? { query_id: queryId } : {}) });
+  insert(rows: readonly CrazeRow[], queryId?: string): Promise<void> {
+    return insertTsv(this.ch, 'craze_events', rows, CRAZE_COLUMNS, queryId);
   }
 
   /** craze_events has no derived table. */

@@ -7,7 +7,7 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { EnvelopeRow, StoredHead, StoredVersion } from '../../rows/rows.js';
 import { ENVELOPE_COLUMNS } from './columns.js';
-import { tsvBody } from './tsv.js';
+import { insertTsv } from './tsv.js';
 import { inListChunks, partitionProgress, queryRows, querySql, renderSql } from './sql.js';
 
 /** Verdicts of rows that move a loop's chain forward (as in envelope_heads.sql). */
@@ -26,11 +26,11 @@ export class EnvelopeStore {
   async heads(loopIds: readonly string[]): Promise<Map<string, StoredHead>> {
     const heads = new Map<string, StoredHead>();
     for (const chunk of inListChunks(loopIds)) {
-      const rows = await this.ch
-        .query({ query: renderSql(querySql('envelope_heads'), { loop_ids: chunk }), format: 'JSONEachRow' })
-        .then((r) =>
-          r.json<{ loop_id: string; seq: string | number; hash: string; computed_hash: string; time_text: string; verdict: string; kafka_partition: number }>(),
-        );
+      const rows = await queryRows<{ loop_id: string; seq: string | number; hash: string; computed_hash: string; time_text: string; verdict: string; kafka_partition: number }>(
+        this.ch,
+        'envelope_heads',
+        { loop_ids: chunk },
+      );
       for (const r of rows) {
         heads.set(r.loop_id, {
           seq: Number(r.seq),
@@ -49,9 +49,7 @@ export class EnvelopeStore {
   async versions(keys: readonly (readonly [string, number])[]): Promise<StoredVersion[]> {
     const found: StoredVersion[] = [];
     for (const chunk of inListChunks(keys)) {
-      const rows = await this.ch
-        .query({ query: renderSql(querySql('envelope_versions'), { keys: chunk }), format: 'JSONEachRow' })
-        .then((r) => r.json<{ loop_id: string; seq: string | number; hash: string; time_text: string; kind: string; payload: string }>());
+      const rows = await queryRows<{ loop_id: string; seq: string | number; hash: string; time_text: string; kind: string; payload: string }>(this.ch, 'envelope_versions', { keys: chunk });
       for (const r of rows) {
         found.push({
           loopId: r.loop_id,
@@ -67,9 +65,8 @@ export class EnvelopeStore {
   }
 
   /** Parses and checks rows as insert() does, storing nothing: envelopes_probe is a Null-engine twin (migration 0007). */
-  async probe(rows: readonly EnvelopeRow[]): Promise<void> {
-    if (rows.length === 0) return;
-    await this.ch.insert({ table: 'envelopes_probe', values: tsvBody(rows, ENVELOPE_COLUMNS), format: 'TabSeparated', columns: ENVELOPE_COLUMNS });
+  probe(rows: readonly EnvelopeRow[]): Promise<void> {
+    return insertTsv(this.ch, 'envelopes_probe', rows, ENVELOPE_COLUMNS);
   }
 
   /**
@@ -77,9 +74,8 @@ export class EnvelopeStore {
    * max_insert_block_size rows as one part, so the rows land together or not
    * at all, and the durable progress never covers a record whose row is lost.
    */
-  async insert(rows: readonly EnvelopeRow[], queryId?: string): Promise<void> {
-    if (rows.length === 0) return;
-    await this.ch.insert({ table: 'envelopes', values: tsvBody(rows, ENVELOPE_COLUMNS), format: 'TabSeparated', columns: ENVELOPE_COLUMNS, ...(queryId ? { query_id: queryId } : {}) });
+  insert(rows: readonly EnvelopeRow[], queryId?: string): Promise<void> {
+    return insertTsv(this.ch, 'envelopes', rows, ENVELOPE_COLUMNS, queryId);
   }
 
   /**

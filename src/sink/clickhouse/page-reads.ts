@@ -15,8 +15,8 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import { queryRows } from './sql.js';
 
-/** A Decimal128 or UInt64 read as text ('' when ANY LEFT JOIN found no row): exact. */
-const big = (text: string | number | undefined): bigint => (text === undefined || text === '' ? 0n : BigInt(text));
+/** A Decimal128 or UInt64 read as text ('' when ANY LEFT JOIN found no row) or as a number: exact. */
+const big = (value: string | number | undefined): bigint => (value === undefined || value === '' ? 0n : BigInt(String(value)));
 
 /** The page's filters: '' for "all" (no id, model or source is empty in practice; an empty name is the craze rows' name). */
 export interface SpendFilter {
@@ -212,7 +212,6 @@ export interface LoopReconciliationRow {
 export async function loopReconciliation(ch: ClickHouseClient, limit: number): Promise<LoopReconciliationRow[]> {
   const rows = await queryRows<Record<string, string | number>>(ch, 'page_reconciliation', { limit });
   const flag = (v: string | number | undefined): boolean => Number(v ?? 0) === 1;
-  const money = (v: string | number | undefined): bigint => big(v === undefined ? undefined : String(v));
   return rows.map((r) => ({
     loopId: String(r['loop_id']),
     rootLoopId: String(r['root_loop_id'] ?? '') || String(r['loop_id']),
@@ -221,14 +220,14 @@ export async function loopReconciliation(ch: ClickHouseClient, limit: number): P
     modelDisagrees: flag(r['model_disagrees']),
     totalSpendDisagrees: flag(r['total_spend_disagrees']),
     childSpendDisagrees: flag(r['child_spend_disagrees']),
-    modelCostPico: money(r['model_cost_text']),
-    modelBudgetPico: money(r['model_budget_text']),
-    budgetPico: money(r['budget_text']),
-    totalSpendPico: money(r['total_spend_text']),
-    childSpendPico: money(r['child_spend_text']),
-    modelMinusModelBudgetPico: money(r['model_minus_model_budget_text']),
-    budgetMinusTotalSpendPico: money(r['budget_minus_total_spend_text']),
-    budgetMinusChildSpendPico: money(r['budget_minus_child_spend_text']),
+    modelCostPico: big(r['model_cost_text']),
+    modelBudgetPico: big(r['model_budget_text']),
+    budgetPico: big(r['budget_text']),
+    totalSpendPico: big(r['total_spend_text']),
+    childSpendPico: big(r['child_spend_text']),
+    modelMinusModelBudgetPico: big(r['model_minus_model_budget_text']),
+    budgetMinusTotalSpendPico: big(r['budget_minus_total_spend_text']),
+    budgetMinusChildSpendPico: big(r['budget_minus_child_spend_text']),
   }));
 }
 
@@ -248,9 +247,9 @@ export async function rootReconciliation(ch: ClickHouseClient, limit: number): P
     rootLoopId: String(r['root_loop_id']),
     loops: Number(r['loops']),
     loopsDisagreeing: Number(r['loops_disagreeing']),
-    treeModelCostPico: big(String(r['tree_model_cost_text'] ?? '')),
-    treeModelBudgetPico: big(String(r['tree_model_budget_text'] ?? '')),
-    treeBudgetPico: big(String(r['tree_budget_text'] ?? '')),
+    treeModelCostPico: big(r['tree_model_cost_text']),
+    treeModelBudgetPico: big(r['tree_model_budget_text']),
+    treeBudgetPico: big(r['tree_budget_text']),
   }));
 }
 

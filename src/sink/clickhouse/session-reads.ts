@@ -4,6 +4,7 @@
  * ClickHouse.
  */
 import type { ClickHouseClient } from '@clickhouse/client';
+import type { CrazeSpendColumns } from '../../rows/rows.js';
 import { DATETIME_MAX_SECONDS, limitParam, type Int64Json } from './read-values.js';
 import { queryRows } from './sql.js';
 
@@ -55,6 +56,25 @@ export interface SessionFilter {
   readonly limit?: number;
 }
 
+/** A row of craze_sessions.sql: the spend columns summed over the session, the rest counted or gathered. */
+interface SessionRow extends CrazeSpendColumns {
+  session_id: string;
+  incarnations: Int64Json;
+  unpriced_reports: Int64Json;
+  models: string[];
+  provider: string;
+  cwd: string;
+  first_seen_text: string;
+  last_seen_text: string;
+  turns_done: Int64Json;
+  turns_failed: Int64Json;
+  turns_cancelled: Int64Json;
+  subagents_completed: Int64Json;
+  subagents_failed: Int64Json;
+  subagents_cancelled: Int64Json;
+  subagents_abandoned: Int64Json;
+}
+
 /** A token sum as a JSON number when exact, else as its decimal string. */
 const exact = (text: Int64Json): number | string => (BigInt(text) <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(text) : String(text));
 
@@ -69,32 +89,7 @@ export async function crazeSessions(ch: ClickHouseClient, filter: SessionFilter 
   const sinceSeconds = since === undefined ? 0 : Math.max(0, Math.floor(since.getTime() / 1000));
   if (Number.isNaN(sinceSeconds)) throw new RangeError('crazeSessions: since is an invalid Date');
   if (sinceSeconds > DATETIME_MAX_SECONDS) return [];
-  const rows = await queryRows<{
-    session_id: string;
-    incarnations: Int64Json;
-    cost_pico: string;
-    input_tokens: string;
-    output_tokens: string;
-    reasoning_tokens: string;
-    cache_read_tokens: string;
-    cache_creation_tokens: string;
-    unpriced_reports: Int64Json;
-    models: string[];
-    provider: string;
-    cwd: string;
-    first_seen_text: string;
-    last_seen_text: string;
-    turns_done: Int64Json;
-    turns_failed: Int64Json;
-    turns_cancelled: Int64Json;
-    subagents_completed: Int64Json;
-    subagents_failed: Int64Json;
-    subagents_cancelled: Int64Json;
-    subagents_abandoned: Int64Json;
-  }>(ch, 'craze_sessions', {
-    since: sinceSeconds,
-    limit: limitParam(limit),
-  });
+  const rows = await queryRows<SessionRow>(ch, 'craze_sessions', { since: sinceSeconds, limit: limitParam(limit) });
   return rows.map((r) => ({
     sessionId: r.session_id,
     incarnations: Number(r.incarnations),

@@ -12,6 +12,7 @@
  * built from a decoded record holds, is written as U+FFFD, as UTF-8 is.
  */
 import { Readable } from 'node:stream';
+import type { ClickHouseClient } from '@clickhouse/client';
 
 /** The row fields an insert writes, in order (never empty: @clickhouse/client's `columns`). */
 export type Columns<Row> = [keyof Row & string, ...(keyof Row & string)[]];
@@ -65,4 +66,10 @@ export function* tsvChunks<Row>(rows: readonly Row[], columns: Columns<Row>, row
  */
 export function tsvBody<Row>(rows: readonly Row[], columns: Columns<Row>): Readable {
   return Readable.from(tsvChunks(rows, columns), { objectMode: false });
+}
+
+/** `rows` as one TabSeparated INSERT into `table` (none when there are no rows), named `queryId` on the server when given. */
+export async function insertTsv<Row>(ch: ClickHouseClient, table: string, rows: readonly Row[], columns: Columns<Row>, queryId?: string): Promise<void> {
+  if (rows.length === 0) return;
+  await ch.insert({ table, values: tsvBody(rows, columns), format: 'TabSeparated', columns, ...(queryId ? { query_id: queryId } : {}) });
 }
