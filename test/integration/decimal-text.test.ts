@@ -21,7 +21,7 @@ import { fileURLToPath } from 'node:url';
 import { MIGRATIONS_DIR } from '../../src/cli/migrate.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { createClickHouse } from '../../src/sink/clickhouse/client.js';
-import { decimalTextSql, querySql } from '../../src/sink/clickhouse/sql.js';
+import { decimalTextSql, expandIncludes, querySql } from '../../src/sink/clickhouse/sql.js';
 import { migrate } from '../../src/sink/clickhouse/migrate.js';
 import { query } from '../support/clickhouse.js';
 import { testContext, type TestContext } from '../support/context.js';
@@ -249,7 +249,7 @@ test('the query files render every sum with decimal_text(), and no sum with toSt
   let rendered = 0;
   for (const file of files) {
     const sql = querySql(file.replace(/\.sql$/, '')).replace(/\s+/g, ' ');
-    const names = [...readFileSync(join(QUERIES_DIR, file), 'utf8').matchAll(/\bdecimal_text\((\w+)\)/g)].map((m) => m[1]!);
+    const names = [...expandIncludes(readFileSync(join(QUERIES_DIR, file), 'utf8')).matchAll(/\bdecimal_text\((\w+)\)/g)].map((m) => m[1]!);
     rendered += names.length;
     const rest = names.reduce((text, d) => text.split(decimalTextSql(d)).join(''), sql);
     assert.ok(!rest.includes('decimal_text('), `${file}: decimal_text() of something other than a column or alias`);

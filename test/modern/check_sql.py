@@ -6,8 +6,10 @@ proves the modern half with chdb (ClickHouse embedded in a Python module):
 
   1. the runner's bootstrap statements (schema_migrations and its lock table),
   2. every statement of every schema/clickhouse/NNNN_*.sql migration, in order,
-  3. every query file src/**/*.sql, with each `{NAME:TYPE}` placeholder replaced
-     by the EXAMPLE literal of its header line `-- param: NAME TYPE EXAMPLE`,
+  3. every query file src/**/*.sql (but the fragments it includes,
+     src/sink/clickhouse/queries/fragments/), its macros expanded, with each
+     `{NAME:TYPE}` placeholder replaced by the EXAMPLE literal of its header
+     line `-- param: NAME TYPE EXAMPLE`,
   4. every query of the Grafana dashboard (infra/grafana/dashboards/*.json), its
      macros expanded as grafana-clickhouse-datasource expands them
      (grafana_macros.py, first held to test/fixtures/grafana/macros.json), over
@@ -102,7 +104,7 @@ def parse_params(text: str) -> dict[str, Param]:
     return params
 
 
-# The query files' one macro, `decimal_text(d)`: a Decimal128 sum as exact
+# The query files' macro `decimal_text(d)`: a Decimal128 sum as exact
 # text, expanded as src/sink/clickhouse/sql.ts (decimalTextSql, expandQuery)
 # expands it (test/unit/sink/sql.test.ts checks that the two agree).
 E18 = "toDecimal128('1000000000000000000', 0)"
@@ -113,8 +115,42 @@ DECIMAL_TEXT_TEMPLATE = (
 DECIMAL_TEXT = re.compile(r"\bdecimal_text\((\w+)\)")
 
 
-def expand_query(text: str) -> str:
-    return DECIMAL_TEXT.sub(lambda m: DECIMAL_TEXT_TEMPLATE.format(d=m.group(1), e18=E18), text)
+# The query files' other macro, `include(name)`: the piece of SQL in
+# src/sink/clickhouse/queries/fragments/NAME.sql, expanded as sql.ts
+# (expandIncludes) expands it: the fragment without its comment lines, each
+# line after the first indented as the line the include stands on; fragments
+# may include others, not themselves (test/unit/sink/include.test.ts checks
+# that the two agree on every query file).
+INCLUDE = re.compile(r"\binclude\((\w+)\)")
+FRAGMENTS = Path("src") / "sink" / "clickhouse" / "queries" / "fragments"
+
+
+def without_comments(text: str) -> str:
+    return "\n".join(line for line in text.split("\n") if not line.lstrip().startswith("--")).strip()
+
+
+def expand_includes(text: str, fragments: Path, within: tuple[str, ...] = ()) -> str:
+    def repl(m: re.Match[str]) -> str:
+        name = m.group(1)
+        if name in within:
+            raise QueryFileError(f"fragment {name} includes itself ({' > '.join((*within, name))})")
+        path = fragments / f"{name}.sql"
+        if not path.is_file():
+            raise QueryFileError(f"include({name}): no fragment {path}")
+        body = without_comments(path.read_text(encoding="utf-8"))
+        if not body or body.endswith(";"):
+            raise QueryFileError(f"fragment {name}: empty, or a statement ending with ';'")
+        start = text.rfind("\n", 0, m.start()) + 1
+        indent = re.match(r"[ \t]*", text[start:]).group(0)
+        lines = expand_includes(body, fragments, (*within, name)).split("\n")
+        return "\n".join(line if i == 0 or line == "" else indent + line for i, line in enumerate(lines))
+
+    return INCLUDE.sub(repl, text)
+
+
+def expand_query(text: str, fragments: Path) -> str:
+    """include(name) first, then decimal_text(d), as sql.ts expandQuery()."""
+    return DECIMAL_TEXT.sub(lambda m: DECIMAL_TEXT_TEMPLATE.format(d=m.group(1), e18=E18), expand_includes(text, fragments))
 
 
 def substitute(statement: str, params: dict[str, Param]) -> str:
@@ -313,7 +349,9 @@ def main(argv: list[str]) -> int:
             for name in views:
                 check(f"<view> {name}", f"SELECT * FROM {name}")
 
-            query_files = sorted(src_dir.rglob("*.sql")) if src_dir.is_dir() else []
+            # Fragments are pieces of SQL, not statements: each runs inside the files that include it.
+            fragments = root / FRAGMENTS
+            query_files = sorted(p for p in src_dir.rglob("*.sql") if fragments not in p.parents) if src_dir.is_dir() else []
             print(f"[modern] {len(query_files)} query files")
             for path in query_files:
                 rel = path.relative_to(root).as_posix()
@@ -328,7 +366,7 @@ def main(argv: list[str]) -> int:
                     fail(rel, "no statement in query file")
                 for i, sql in enumerate(statements, 1):
                     try:
-                        concrete = substitute(expand_query(sql), params)
+                        concrete = substitute(expand_query(sql, fragments), params)
                     except QueryFileError as e:
                         fail(f"{rel}:{i}", str(e))
                         continue

@@ -4,7 +4,10 @@
  * own syntax, `{name:Type}`. ClickHouse 18.16 has no query parameters, so the
  * placeholders are rendered here as quoted literals; on current ClickHouse the
  * same text could be sent with server-side parameters. test/modern checks every
- * file on current ClickHouse with the EXAMPLE values.
+ * file on current ClickHouse with the EXAMPLE values. A file may write two
+ * macros, expanded when it is loaded (expandQuery): `include(name)`, a piece
+ * of SQL several files share, from `queries/fragments/NAME.sql`, and
+ * `decimal_text(d)`, a Decimal128 sum as its exact text.
  */
 import { readFileSync } from 'node:fs';
 import type { ClickHouseClient } from '@clickhouse/client';
@@ -75,23 +78,62 @@ export function decimalTextSql(d: string): string {
 /** `decimal_text(d)` in a query file: decimalTextSql(d), for a column or alias `d`. */
 const DECIMAL_TEXT = /\bdecimal_text\((\w+)\)/g;
 
-/** Expands the query files' one macro, `decimal_text(d)` (test/modern/check_sql.py expands it the same way). */
-export function expandQuery(text: string): string {
-  return text.replace(DECIMAL_TEXT, (_, d: string) => decimalTextSql(d));
+/** `include(name)` in a query file: the piece of SQL in `queries/fragments/NAME.sql`. */
+const INCLUDE = /\binclude\((\w+)\)/g;
+
+/** A file's text without its `--` comment lines, trimmed. */
+function withoutComments(text: string): string {
+  return text
+    .split('\n')
+    .filter((l) => !l.trimStart().startsWith('--'))
+    .join('\n')
+    .trim();
+}
+
+function readFragment(name: string): string {
+  try {
+    return readFileSync(`${QUERIES_DIR}fragments/${name}.sql`, 'utf8');
+  } catch (e) {
+    throw new Error(`include(${name}): no fragment queries/fragments/${name}.sql`, { cause: e });
+  }
+}
+
+/**
+ * Replaces each `include(name)` by the fragment `queries/fragments/NAME.sql`:
+ * its text without its comment lines, each line after the first indented as
+ * the line the include stands on (so the SQL reads as if written there). A
+ * fragment may include others, not itself. A fragment is plain SQL, not a
+ * statement: it uses the placeholders its includers declare, and ends with no
+ * `;`. test/modern/check_sql.py expands includes the same way.
+ */
+export function expandIncludes(text: string, fragment: (name: string) => string = readFragment, within: readonly string[] = []): string {
+  return text.replace(INCLUDE, (_, name: string, offset: number) => {
+    if (within.includes(name)) throw new Error(`fragment ${name} includes itself (${[...within, name].join(' > ')})`);
+    const body = withoutComments(fragment(name));
+    if (body === '' || body.endsWith(';')) throw new Error(`fragment ${name}: empty, or a statement ending with ';'`);
+    const indent = /^[ \t]*/.exec(text.slice(text.lastIndexOf('\n', offset - 1) + 1))![0];
+    return expandIncludes(body, fragment, [...within, name])
+      .split('\n')
+      .map((line, i) => (i === 0 || line === '' ? line : indent + line))
+      .join('\n');
+  });
+}
+
+/**
+ * Expands the query files' two macros: `include(name)` first (expandIncludes),
+ * then `decimal_text(d)` (test/modern/check_sql.py expands both the same way).
+ */
+export function expandQuery(text: string, fragment?: (name: string) => string): string {
+  return expandIncludes(text, fragment).replace(DECIMAL_TEXT, (_, d: string) => decimalTextSql(d));
 }
 
 const cache = new Map<string, string>();
 
-/** The text of `queries/NAME.sql`, without its comment header, its `decimal_text()` expanded. */
+/** The text of `queries/NAME.sql`, without its comment header, its `include()` and `decimal_text()` expanded. */
 export function querySql(name: string): string {
   let text = cache.get(name);
   if (text === undefined) {
-    text = readFileSync(`${QUERIES_DIR}${name}.sql`, 'utf8')
-      .split('\n')
-      .filter((l) => !l.trimStart().startsWith('--'))
-      .join('\n')
-      .trim()
-      .replace(/;$/, '');
+    text = withoutComments(readFileSync(`${QUERIES_DIR}${name}.sql`, 'utf8')).replace(/;$/, '');
     text = expandQuery(text);
     cache.set(name, text);
   }

@@ -12,11 +12,5 @@ FROM
     SELECT sum(cost_pico) AS cost
     FROM spend_rollup_model_hour
     WHERE hour >= toDateTime({since:UInt32}) AND hour <= toDateTime({until:UInt32})
-      AND (hour, version) IN
-      (
-          SELECT hour, max(version)
-          FROM rollup_commits
-          WHERE hour >= toDateTime({since:UInt32}) AND hour <= toDateTime({until:UInt32})
-          GROUP BY hour
-      )
+      AND include(committed_hours_through)
 );

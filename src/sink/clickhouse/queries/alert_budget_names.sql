@@ -14,12 +14,6 @@ FROM
     FROM spend_rollup_model_hour
     WHERE source = 'runtime' AND loop_name IN {keys:Array(String)}
       AND hour >= toDateTime({since:UInt32}) AND hour <= toDateTime({until:UInt32})
-      AND (hour, version) IN
-      (
-          SELECT hour, max(version)
-          FROM rollup_commits
-          WHERE hour >= toDateTime({since:UInt32}) AND hour <= toDateTime({until:UInt32})
-          GROUP BY hour
-      )
+      AND include(committed_hours_through)
     GROUP BY scope_key
 );

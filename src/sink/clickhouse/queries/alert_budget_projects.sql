@@ -19,13 +19,7 @@ FROM
         FROM spend_rollup_root_hour
         WHERE source = 'craze'
           AND hour >= toDateTime({since:UInt32}) AND hour <= toDateTime({until:UInt32})
-          AND (hour, version) IN
-          (
-              SELECT hour, max(version)
-              FROM rollup_commits
-              WHERE hour >= toDateTime({since:UInt32}) AND hour <= toDateTime({until:UInt32})
-              GROUP BY hour
-          )
+          AND include(committed_hours_through)
         GROUP BY session_id
     ) AS spent
     ANY INNER JOIN

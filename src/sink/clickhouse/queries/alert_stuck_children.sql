@@ -9,11 +9,5 @@ FROM
     WHERE loop_id IN {loop_ids:Array(String)}
       AND kind_class = 'SubAgentCompleted' AND outcome = 'Stuck' AND child_loop_id != '' AND verdict NOT IN ('malformed', 'fork')
 ) AS reports
-ANY LEFT JOIN
-(
-    SELECT loop_id, max(fork_at_seq) AS replayed_to
-    FROM envelopes FINAL
-    WHERE loop_id IN {loop_ids:Array(String)} AND kind_class = 'ForkedFrom' AND verdict NOT IN ('malformed', 'fork')
-    GROUP BY loop_id
-) AS forks USING loop_id
+include(replayed_to_join)
 WHERE seq > replayed_to;

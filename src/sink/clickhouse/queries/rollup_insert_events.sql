@@ -29,13 +29,7 @@ FROM
           AND verdict NOT IN ('malformed', 'fork')
           AND toUInt32(toStartOfHour(time)) IN {hours:Array(UInt32)}
     ) AS counted
-    ANY LEFT JOIN
-    (
-        SELECT loop_id, max(fork_at_seq) AS replayed_to
-        FROM envelopes FINAL
-        WHERE loop_id IN {loop_ids:Array(String)} AND kind_class = 'ForkedFrom' AND verdict NOT IN ('malformed', 'fork')
-        GROUP BY loop_id
-    ) AS forks USING loop_id
+    include(replayed_to_join)
     WHERE seq > replayed_to
 )
 GROUP BY bucket, kind_class, event_label, event_outcome, warned_loop;

@@ -24,11 +24,5 @@ FROM
     WHERE loop_id IN {loop_ids:Array(String)}
       AND kind_class IN ('ModelCalled', 'BudgetCharged', 'LoopFinished') AND verdict NOT IN ('malformed', 'fork')
 ) AS ledger_rows
-ANY LEFT JOIN
-(
-    SELECT loop_id, max(fork_at_seq) AS replayed_to
-    FROM envelopes FINAL
-    WHERE loop_id IN {loop_ids:Array(String)} AND kind_class = 'ForkedFrom' AND verdict NOT IN ('malformed', 'fork')
-    GROUP BY loop_id
-) AS forks USING loop_id
+include(replayed_to_join)
 GROUP BY loop_id;

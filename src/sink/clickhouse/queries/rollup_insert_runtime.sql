@@ -28,13 +28,7 @@ FROM
           AND verdict IN ('ok', 'gap', 'time_regression')
           AND toUInt32(toStartOfHour(time)) IN {hours:Array(UInt32)}
     ) AS calls
-    ANY LEFT JOIN
-    (
-        SELECT loop_id, max(fork_at_seq) AS replayed_to
-        FROM envelopes FINAL
-        WHERE loop_id IN {loop_ids:Array(String)} AND kind_class = 'ForkedFrom' AND verdict NOT IN ('malformed', 'fork')
-        GROUP BY loop_id
-    ) AS forks USING loop_id
+    include(replayed_to_join)
     WHERE seq > replayed_to
 ) AS counted
 ANY LEFT JOIN

@@ -34,33 +34,15 @@ FROM
         FROM envelopes FINAL
         WHERE loop_id IN {loop_ids:Array(String)} AND verdict NOT IN ('malformed', 'fork')
     ) AS own
-    ANY LEFT JOIN
-    (
-        SELECT loop_id, max(fork_at_seq) AS replayed_to
-        FROM envelopes FINAL
-        WHERE loop_id IN {loop_ids:Array(String)} AND kind_class = 'ForkedFrom' AND verdict NOT IN ('malformed', 'fork')
-        GROUP BY loop_id
-    ) AS forks USING loop_id
+    include(replayed_to_join)
     GROUP BY loop_id
 ) AS loops
 ANY LEFT JOIN
 (
-    SELECT loop_id, model_calls,
-        decimal_text(input_total) AS input_tokens_sum,
-        decimal_text(output_total) AS output_tokens_sum,
-        decimal_text(model_total) AS model_cost,
-        decimal_text(budget_total) AS budget_cost,
-        decimal_text(unverified_total) AS unverified_model_cost
+    include(loop_spend_texts)
     FROM
     (
-        SELECT
-            loop_id,
-            countIf(kind_class = 'ModelCalled' AND verified AND NOT replayed) AS model_calls,
-            sumIf(toDecimal128(input_tokens, 0), kind_class = 'ModelCalled' AND verified AND NOT replayed) AS input_total,
-            sumIf(toDecimal128(output_tokens, 0), kind_class = 'ModelCalled' AND verified AND NOT replayed) AS output_total,
-            sumIf(toDecimal128(cost_pico, 0), kind_class = 'ModelCalled' AND verified AND NOT replayed) AS model_total,
-            sumIf(toDecimal128(budget_pico, 0), kind_class = 'BudgetCharged' AND verified AND NOT replayed) AS budget_total,
-            sumIf(toDecimal128(cost_pico, 0), kind_class = 'ModelCalled' AND NOT verified AND NOT replayed) AS unverified_total
+        include(loop_spend_sums)
         FROM
         (
             SELECT loop_id, kind_class, input_tokens, output_tokens, cost_pico, budget_pico,
@@ -72,13 +54,7 @@ ANY LEFT JOIN
                 FROM envelopes FINAL
                 WHERE loop_id IN {loop_ids:Array(String)} AND kind_class IN ('ModelCalled', 'BudgetCharged') AND verdict != 'malformed'
             ) AS spend
-            ANY LEFT JOIN
-            (
-                SELECT loop_id, max(fork_at_seq) AS replayed_to
-                FROM envelopes FINAL
-                WHERE loop_id IN {loop_ids:Array(String)} AND kind_class = 'ForkedFrom' AND verdict NOT IN ('malformed', 'fork')
-                GROUP BY loop_id
-            ) AS forks USING loop_id
+            include(replayed_to_join)
         ) AS counted
         GROUP BY loop_id
     ) AS sums

@@ -36,11 +36,7 @@ FROM
            if({by:String} = 'model', model, '') AS key_model,
            if({by:String} = 'day', toString(toDate(hour)), '') AS key_day,
            if({by:String} = 'name', loop_name, '') AS key_name,
-           sum(calls_sum) AS calls,
-           sum(toDecimal128(input_tokens_sum, 0)) AS input_total,
-           sum(toDecimal128(output_tokens_sum, 0)) AS output_total,
-           sum(toDecimal128(cost_pico_sum, 0)) AS cost_total,
-           sum(unpriced_calls_sum) AS unpriced_calls
+           include(spend_group_sums)
     FROM
     (
         SELECT hour, source, provider, model, loop_name, calls_sum, input_tokens_sum, output_tokens_sum, cost_pico_sum, unpriced_calls_sum
@@ -62,15 +58,8 @@ FROM
                 (
                     SELECT loop_id,
                            groupArrayIf((seq, toStartOfHour(time), model_provider, model_name, input_tokens, output_tokens, cost_pico),
-                                        kind_class = 'ModelCalled' AND verdict IN ('ok', 'gap', 'time_regression')
-                                        AND time >= (SELECT toStartOfHour(max(seen_through)) FROM rollup_sweeps)
-                                        AND time >= toStartOfHour(toDateTime({since:UInt32})) AND toStartOfHour(time) < toDateTime({until:UInt32})) AS calls,
-                           maxIf(fork_at_seq, kind_class = 'ForkedFrom' AND verdict NOT IN ('malformed', 'fork')) AS replayed_to
-                    FROM envelopes FINAL
-                    WHERE kind_class IN ('ModelCalled', 'ForkedFrom')
-                      AND has({sources:Array(String)}, 'runtime')
-                      AND loop_id IN (SELECT loop_id FROM envelopes WHERE ingested_at >= (SELECT toDateTime(greatest(toUInt32(toStartOfHour(max(seen_through))), 3600) - 3600) FROM rollup_sweeps))
-                    GROUP BY loop_id
+                                        include(open_hour_call)) AS calls,
+                           include(open_hour_loops)
                 ) AS loops
                 ARRAY JOIN calls AS call
                 WHERE call.1 > replayed_to
