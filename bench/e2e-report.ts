@@ -33,7 +33,7 @@ function fail(message: string): never {
 }
 
 /** The paths, in the order bench/e2e.sh rotates them. */
-const PATHS = ['ingest', 'bare', 'insert', 'kafka-engine', 'ingest-empty', 'ingest-2p', 'ingest-against', 'ingest-compressed'] as const;
+const PATHS = ['ingest', 'bare', 'insert', 'kafka-engine', 'ingest-empty', 'ingest-2p', 'ingest-4p', 'ingest-against', 'ingest-compressed'] as const;
 type Path = (typeof PATHS)[number];
 
 interface Meta {
@@ -110,10 +110,11 @@ const LABEL: Record<Path, string> = {
   'kafka-engine': 'ClickHouse Kafka engine',
   'ingest-empty': 'ingest (empty database)',
   'ingest-2p': 'ingest, 2 processes in one group',
+  'ingest-4p': 'ingest, 4 processes in one group',
   'ingest-against': `ingest of ${meta.against || 'another build'}`,
   'ingest-compressed': `ingest, ${meta.compression ?? '?'} batches`,
 };
-const SHORT: Record<Path, string> = { ingest: 'ingest', bare: 'bare', insert: 'insert', 'kafka-engine': 'kafka', 'ingest-empty': 'empty', 'ingest-2p': '2 procs', 'ingest-against': 'against', 'ingest-compressed': meta.compression ?? 'compressed' };
+const SHORT: Record<Path, string> = { ingest: 'ingest', bare: 'bare', insert: 'insert', 'kafka-engine': 'kafka', 'ingest-empty': 'empty', 'ingest-2p': '2 procs', 'ingest-4p': '4 procs', 'ingest-against': 'against', 'ingest-compressed': meta.compression ?? 'compressed' };
 
 // ---------------------------------------------------------------- figures
 
@@ -147,6 +148,7 @@ const RATIOS: readonly { name: string; of: Path; to: Path }[] = [
   { name: 'ingest/kafka-engine', of: 'ingest', to: 'kafka-engine' },
   ...(present.includes('ingest-empty') ? [{ name: 'prefilled/empty', of: 'ingest' as Path, to: 'ingest-empty' as Path }] : []),
   ...(present.includes('ingest-2p') ? [{ name: '2 processes/1', of: 'ingest-2p' as Path, to: 'ingest' as Path }] : []),
+  ...(present.includes('ingest-4p') ? [{ name: '4 processes/1', of: 'ingest-4p' as Path, to: 'ingest' as Path }] : []),
   ...(present.includes('ingest-against') ? [{ name: 'ingest/against', of: 'ingest' as Path, to: 'ingest-against' as Path }] : []),
   ...(present.includes('ingest-compressed') ? [{ name: `${meta.compression ?? 'compressed'}/none`, of: 'ingest-compressed' as Path, to: 'ingest' as Path }] : []),
 ];
@@ -208,6 +210,9 @@ out.push(
     : []),
   ...(present.includes('ingest-2p')
     ? [`  2 procs       two ingest processes in one new group and database (2 partitions each); CPU summed, RSS the larger process's`]
+    : []),
+  ...(present.includes('ingest-4p')
+    ? [`  4 procs       four ingest processes in one new group and database (1 partition each); CPU summed, RSS the largest process's`]
     : []),
   ...(present.includes('ingest-against') ? [`  against       the ingest of ${meta.against}, as ingest (its own group and database)`] : []),
   ...(present.includes('ingest-compressed')

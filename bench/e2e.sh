@@ -6,7 +6,7 @@
 #   bench/e2e.sh [--loops 10000] [--envelopes 40] [--payload-bytes 1024] [--rounds 5]
 #                [--insert-format TabSeparated] [--insert-rows 5000] [--prefill N]
 #                [--batch-rows N] [--json FILE] [--no-gate] [--keep] [--no-build]
-#                [--profile DIR] [--dist DIR] [--two-processes] [--against DIR]
+#                [--profile DIR] [--dist DIR] [--two-processes] [--four-processes] [--against DIR]
 #                [--compression none|gzip|snappy|lz4|zstd]
 #
 # 1. produce-demo writes loops x envelopes-per-loop (~1 KB each; by default
@@ -51,7 +51,8 @@
 #    `agentledger ingest` processes in one new group and database (the 4
 #    partitions shared out by Kafka), timed and checked as ingest; its CPU
 #    is the sum of both processes, its RSS the larger of the two; the ratio
-#    ingest-2p/ingest is printed too.
+#    ingest-2p/ingest is printed too. --four-processes: the same with four
+#    processes (path ingest-4p, one partition each), ratio ingest-4p/ingest.
 #    --against DIR: each round also runs the path ingest-against, the
 #    `ingest` of another build (DIR: the dist/ of another checkout, built
 #    with `tsc --outDir`; it reads its SQL and migrations from that
@@ -90,6 +91,7 @@ LOOPS=10000
 PER_LOOP=40
 PAYLOAD_BYTES=1024
 TWO_PROCESSES=0
+FOUR_PROCESSES=0
 AGAINST=""
 COMPRESSION=none
 ROUNDS=5
@@ -125,6 +127,7 @@ while [ $# -gt 0 ]; do
     --profile) PROFILE_DIR=$(cd "$CALLER_DIR" && absolute "$2"); shift 2 ;;
     --dist) DIST=${2%/}; shift 2 ;;
     --two-processes) TWO_PROCESSES=1; shift ;;
+    --four-processes) FOUR_PROCESSES=1; shift ;;
     --against) AGAINST=$(cd "$CALLER_DIR" && absolute "${2%/}"); shift 2 ;;
     --compression) COMPRESSION=$2; shift 2 ;;
     -h|--help) usage; exit 0 ;;
@@ -348,7 +351,7 @@ unfill_round() {
 # ---------------------------------------------------------------- the paths
 
 # run_ingest PATH ROUND SLOT: PATH is ingest (into the prefilled database
-# when --prefill), ingest-empty, ingest-2p, ingest-against or
+# when --prefill), ingest-empty, ingest-2p, ingest-4p, ingest-against or
 # ingest-compressed (the --compression topic).
 run_ingest() {
   local path=$1 round=$2 slot=$3 db group base=0 topic=$TOPIC
@@ -364,6 +367,7 @@ run_ingest() {
   [ -n "$BATCH_ROWS" ] && batch_env=(AGENTLEDGER_BATCH_MAX_ROWS="$BATCH_ROWS")
   local processes=1 p cli=$CLI
   [ "$path" = ingest-2p ] && processes=2
+  [ "$path" = ingest-4p ] && processes=4
   [ "$path" = ingest-against ] && cli="$AGAINST/bench/e2e-cli.js"
   ch0=$(cpu_s "${CH_PID:-0}"); k0=$(cpu_s "${KAFKA_PID:-0}")
   start=$(now_ns)
@@ -493,6 +497,7 @@ run_kafka_engine() { # run_kafka_engine ROUND SLOT
 PATHS=(ingest bare insert kafka-engine)
 [ "$PREFILL" -gt 0 ] && PATHS+=(ingest-empty)
 [ "$TWO_PROCESSES" = 1 ] && PATHS+=(ingest-2p)
+[ "$FOUR_PROCESSES" = 1 ] && PATHS+=(ingest-4p)
 [ -n "$AGAINST" ] && PATHS+=(ingest-against)
 [ -n "$TOPIC_C" ] && PATHS+=(ingest-compressed)
 : >"$RUNS"
@@ -505,7 +510,7 @@ for ((round = 1; round <= ROUNDS; round++)); do
     CH_PID=$(service_pid clickhouse); KAFKA_PID=$(service_pid kafka)
     settle_merges
     case "$path" in
-      ingest|ingest-empty|ingest-2p|ingest-against|ingest-compressed) run_ingest "$path" "$round" $((k + 1)) ;;
+      ingest|ingest-empty|ingest-2p|ingest-4p|ingest-against|ingest-compressed) run_ingest "$path" "$round" $((k + 1)) ;;
       bare) run_bare "$round" $((k + 1)) ;;
       insert) run_insert "$round" $((k + 1)) ;;
       kafka-engine) run_kafka_engine "$round" $((k + 1)) ;;
