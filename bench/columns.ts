@@ -13,18 +13,16 @@
  * 2. Layouts, each a table with the envelopes table's columns, engine and key
  *    (read from a database the migrations just made), changed as named:
  *    - current: as migrated (hashes as 64 hex characters, computed_hash on
- *      every row, 34 payload-fact columns);
+ *      every row, the payload facts in ten typed slots the kinds share,
+ *      migration 0022);
+ *    - facts-34: the layout before 0022, the 34 payload facts each in its
+ *      own column (0008), mostly empty;
  *    - computed-if-differs: computed_hash '' where it equals hash;
  *    - binary-hashes: hash and computed_hash FixedString(32), sent as TSV
  *      escapes (`\xHH` for bytes >= 0x80: the body stays ASCII);
  *    - narrow: both of the above (computed_hash zero bytes where equal);
- *    - folded-slots (issue 23 item 1): the 34 fact columns folded into ten
- *      typed slots the kinds share (s1..s6 String, n1..n4 Int64; FOLD says
- *      which fact of which kind goes where);
- *    - folded-arrays: the same slots as two arrays (Array(String),
- *      Array(Int64)), each as long as the row's kind needs;
- *    - no-facts: without the 34 fact columns, a bound on what folding them
- *      could save (the facts are needed: not a candidate itself).
+ *    - no-facts: without the slots, a bound on what storing no facts at all
+ *      would save (the facts are needed: not a candidate itself).
  *    Each layout's insert bodies are built before the clock starts; the
  *    JavaScript time to build them is reported per row (ingest pays it).
  * 3. Rounds, the layout order rotated each round. Per layout: a fresh table,
@@ -59,6 +57,7 @@ import { createClickHouse } from '../src/sink/clickhouse/client.js';
 import { migrate } from '../src/sink/clickhouse/migrate.js';
 import type { EnvelopeRow } from '../src/rows/rows.js';
 import { ENVELOPE_COLUMNS } from '../src/sink/clickhouse/columns.js';
+import { ENVELOPE_FACTS, FACT_NAMES, unfoldSlots } from '../src/rows/envelope-facts.js';
 import { tsvField } from '../src/sink/clickhouse/tsv.js';
 import { MemoryChains } from '../src/verify/memory-chains.js';
 
@@ -136,7 +135,7 @@ interface Layout {
   columns(migrated: ReadonlyMap<string, string>): Column[];
 }
 
-/** The 34 payload-fact columns of migration 0008: every column between evidence and kafka_topic. */
+/** The columns that store the payload facts (0022's ten slots): every column between evidence and kafka_topic. */
 const FACT_COLUMNS = new Set<string>(ENVELOPE_COLUMNS.slice(ENVELOPE_COLUMNS.indexOf('evidence') + 1, ENVELOPE_COLUMNS.indexOf('kafka_topic')));
 
 /** Each byte's text in a TSV field: itself when printable ASCII (not a backslash), else `\xHH`. */
@@ -163,40 +162,6 @@ function migratedColumns(type: (column: string, migrated: string) => string | un
       return t === undefined ? [] : [{ name: c, type: t, field: field(c) ?? tsv(c) }];
     });
 }
-
-/**
- * Folded facts (issue 23 item 1's candidates): per kind, which fact goes to
- * which shared slot. String slots s1..s6 and Int64 slots n1..n4, chosen so
- * the same meaning shares a slot across kinds: n3 is always picodollars
- * (a call's cost, a charge, a spend summary's usd), s3 its producer text.
- * fork_at_seq (UInt64) and tool_is_error (UInt8) ride in an Int64 slot
- * (a view reads them back with toUInt64 / toUInt8).
- */
-type Slots = { readonly s: readonly (string | undefined)[]; readonly n: readonly (string | undefined)[] };
-const SPEND_SLOTS: Slots = {
-  s: ['child_loop_id', 'definition', 'spend_usd_text', 'outcome', 'error', 'spend_raw'],
-  n: ['spend_tokens', 'spend_wall_ms', 'spend_pico', 'spend_iterations'],
-};
-const FOLD: Readonly<Record<string, Slots>> = {
-  ModelCalled: { s: ['model_provider', 'model_name', 'cost_usd_text'], n: ['input_tokens', 'output_tokens', 'cost_pico', 'duration_ms'] },
-  BudgetCharged: { s: ['action_type', undefined, 'budget_usd_text'], n: ['budget_tokens', 'budget_wall_ms', 'budget_pico', 'budget_iterations'] },
-  LoopStarted: { s: ['loop_name', 'parent_loop_id', 'config_hash'], n: ['depth', 'loop_seed'] },
-  SubAgentSpawned: { s: ['child_loop_id', 'definition'], n: [] },
-  SubAgentCompleted: SPEND_SLOTS,
-  LoopFinished: SPEND_SLOTS,
-  ForkedFrom: { s: ['fork_source'], n: ['fork_at_seq'] },
-  ToolCalled: { s: ['tool'], n: ['tool_is_error', undefined, undefined, 'duration_ms'] },
-  ConvergenceWarning: { s: ['detector'], n: [] },
-  IterationStarted: { s: [], n: ['iteration'] },
-};
-const NO_SLOTS: Slots = { s: [], n: [] };
-const STRING_SLOTS = 6;
-const NUMBER_SLOTS = 4;
-const slotsOf = (r: EnvelopeRow): Slots => FOLD[r.kind_class] ?? NO_SLOTS;
-const factText = (r: EnvelopeRow, fact: string | undefined): string => (fact === undefined ? '' : String(r[fact as keyof EnvelopeRow]));
-
-/** A string in a quoted array element: backslash, quote, tab and newline escaped (TabSeparated reads arrays in quoted form). */
-const quoted = (text: string): string => `'${text.replace(/[\\'\t\n\r\0]/g, (ch) => ({ '\\': '\\\\', "'": "\\'", '\t': '\\t', '\n': '\\n', '\r': '\\r', '\0': '\\0' })[ch]!)}'`;
 
 /** The migrated columns up to the facts, then `facts`, then the Kafka columns. */
 function withFacts(facts: readonly Column[]) {
@@ -226,20 +191,11 @@ const LAYOUTS: Layout[] = [
     ),
   },
   {
-    // Ten typed slots shared by the kinds.
-    name: 'folded-slots',
-    columns: withFacts([
-      ...Array.from({ length: STRING_SLOTS }, (_, i): Column => ({ name: `s${i + 1}`, type: 'String', field: (r) => tsvField(factText(r, slotsOf(r).s[i])) })),
-      ...Array.from({ length: NUMBER_SLOTS }, (_, i): Column => ({ name: `n${i + 1}`, type: 'Int64', field: (r) => factText(r, slotsOf(r).n[i]) || '0' })),
-    ]),
-  },
-  {
-    // Two arrays, each as long as the kind's slots.
-    name: 'folded-arrays',
-    columns: withFacts([
-      { name: 'fs', type: 'Array(String)', field: (r) => `[${slotsOf(r).s.map((f) => quoted(factText(r, f))).join(',')}]` },
-      { name: 'fn', type: 'Array(Int64)', field: (r) => `[${slotsOf(r).n.map((f) => factText(r, f) || '0').join(',')}]` },
-    ]),
+    // The layout before migration 0022: the 34 facts by name, each its own column.
+    name: 'facts-34',
+    columns: withFacts(
+      FACT_NAMES.map((fact): Column => ({ name: fact, type: ENVELOPE_FACTS[fact], field: (r) => tsvField(unfoldSlots(r.kind_class, r)[fact]) })),
+    ),
   },
   { name: 'no-facts', columns: withFacts([]) },
 ];

@@ -1,5 +1,6 @@
 /** The month of loop-runtime envelopes the bench generates inside ClickHouse (loadSql). */
 
+import { ENVELOPE_FACTS, SLOT_NAMES, slotSql, type FactName } from '../../src/rows/envelope-facts.js';
 import { END_UNIX } from './options.js';
 
 /** The runtime's price table (src/demo/traffic/spend-plan.ts), in picodollars per token. */
@@ -67,6 +68,19 @@ export interface Load {
  * Roots start at scattered times over the days (a fork 2 h after its source),
  * sub-agents 2 min per depth after their root, envelopes 2..24 s apart.
  */
+/** The envelopes columns the load writes as they are, in its SELECT's order (as e_<column>). */
+const BASE_COLUMNS = [
+  'loop_id', 'seq', 'time', 'time_text', 'kind', 'kind_class', 'hash', 'computed_hash', 'payload', 'verdict', 'detail', 'evidence',
+  'kafka_topic', 'kafka_partition', 'kafka_offset', 'ingested_at',
+] as const;
+/** The facts the load computes (e_<fact>); every other reads its default. */
+const LOADED_FACTS: ReadonlySet<FactName> = new Set<FactName>([
+  'model_provider', 'model_name', 'input_tokens', 'output_tokens', 'cost_pico', 'cost_usd_text', 'duration_ms',
+  'budget_pico', 'budget_usd_text', 'action_type', 'loop_name', 'parent_loop_id', 'depth', 'loop_seed', 'config_hash',
+  'child_loop_id', 'definition', 'outcome', 'error', 'spend_pico', 'spend_raw', 'spend_usd_text',
+  'fork_source', 'fork_at_seq', 'tool', 'tool_is_error', 'detector',
+]);
+
 export function loadSql(shape: Shape): Load {
   const N = shape.loops;
   const R = Math.max(1, Math.round(N / 4));
@@ -115,12 +129,13 @@ export function loadSql(shape: Shape): Load {
   const chunks: { fromLoop: number; toLoop: number; sql: string }[] = [];
   for (let from = 0; from < N; from += chunkLoops) {
     const n = Math.min(chunkLoops, N - from);
-    const sql = `INSERT INTO envelopes (loop_id, seq, time, time_text, kind, kind_class, hash, computed_hash, payload, verdict, detail, evidence,
-    kafka_topic, kafka_partition, kafka_offset, ingested_at,
-    model_provider, model_name, input_tokens, output_tokens, cost_pico, cost_usd_text, duration_ms,
-    budget_pico, budget_usd_text, action_type, loop_name, parent_loop_id, depth, loop_seed, config_hash,
-    child_loop_id, definition, outcome, error, spend_pico, spend_raw, spend_usd_text,
-    fork_source, fork_at_seq, tool, tool_is_error, detector)
+    // The facts are computed by name below (e_<fact>), then stored folded
+    // into the slots of their kind (src/rows/envelope-facts.ts slotSql).
+    const sql = `INSERT INTO envelopes (${BASE_COLUMNS.join(', ')}, ${SLOT_NAMES.join(', ')})
+SELECT ${BASE_COLUMNS.map((c) => `e_${c}`).join(', ')},
+       ${SLOT_NAMES.map((slot) => slotSql(slot, (fact) => (LOADED_FACTS.has(fact) ? `e_${fact}` : ENVELOPE_FACTS[fact] === 'String' ? "''" : '0'), 'e_kind_class')).join(',\n       ')}
+FROM
+(
 SELECT
     ${id('L')} AS e_loop_id,
     toUInt64(pos + 1) AS e_seq,
@@ -227,6 +242,7 @@ FROM
         )
         ARRAY JOIN range(toUInt64(n)) AS p
     )
+)
 )
 SETTINGS max_block_size = 4096`;
     chunks.push({ fromLoop: from, toLoop: from + n, sql });

@@ -5,7 +5,8 @@
  * pending, judged since the last flush) and keeps it in step with the rows it
  * returns.
  */
-import { loopFacts, NO_FACTS } from '../account/loop-facts.js';
+import { loopFacts } from '../account/loop-facts.js';
+import { foldFacts, NO_SLOTS } from '../rows/envelope-facts.js';
 import { decodeEnvelope, type DecodeOptions, type Envelope } from '../decode/envelope.js';
 import { clampDetail, outsideDateTime, toClickHouseDateTime } from '../decode/time.js';
 import { isViolation, verifyLink, type StoredVersion, type Verdict, type Verification } from '../verify/chain.js';
@@ -230,7 +231,8 @@ export async function processEnvelopeBatch(records: readonly SourceRecord[], sta
     if (keyNote !== '') count(KEY_MISMATCH);
     // Every verdict carries its facts (a fork's or a mismatch's cost is
     // reported apart as unverified): the ledger's SQL decides what counts.
-    const f = loopFacts(d);
+    // Stored folded into the slots its kind uses (rows/envelope-facts.ts).
+    const f = foldFacts(d.kindClass ?? '', loopFacts(d));
     // One literal with every column: spreading the facts into it (or it into
     // them) made V8 add the properties one by one, a third of the batch path.
     batch.rows.push({
@@ -249,40 +251,16 @@ export async function processEnvelopeBatch(records: readonly SourceRecord[], sta
         result.verdict === 'fork' && first
           ? JSON.stringify({ stored: { hash: first.hash.toString('hex'), time: first.timeText, kind: first.kind, payload: first.payload.toString('utf8') } })
           : '',
-      model_provider: f.model_provider,
-      model_name: f.model_name,
-      input_tokens: f.input_tokens,
-      output_tokens: f.output_tokens,
-      cost_pico: f.cost_pico,
-      cost_usd_text: f.cost_usd_text,
-      duration_ms: f.duration_ms,
-      budget_pico: f.budget_pico,
-      budget_usd_text: f.budget_usd_text,
-      budget_tokens: f.budget_tokens,
-      budget_wall_ms: f.budget_wall_ms,
-      budget_iterations: f.budget_iterations,
-      action_type: f.action_type,
-      loop_name: f.loop_name,
-      parent_loop_id: f.parent_loop_id,
-      depth: f.depth,
-      loop_seed: f.loop_seed,
-      config_hash: f.config_hash,
-      child_loop_id: f.child_loop_id,
-      definition: f.definition,
-      outcome: f.outcome,
-      error: f.error,
-      spend_raw: f.spend_raw,
-      spend_pico: f.spend_pico,
-      spend_usd_text: f.spend_usd_text,
-      spend_tokens: f.spend_tokens,
-      spend_wall_ms: f.spend_wall_ms,
-      spend_iterations: f.spend_iterations,
-      fork_source: f.fork_source,
-      fork_at_seq: f.fork_at_seq,
-      tool: f.tool,
-      tool_is_error: f.tool_is_error,
-      detector: f.detector,
-      iteration: f.iteration,
+      s1: f.s1,
+      s2: f.s2,
+      s3: f.s3,
+      s4: f.s4,
+      s5: f.s5,
+      s6: f.s6,
+      n1: f.n1,
+      n2: f.n2,
+      n3: f.n3,
+      n4: f.n4,
       kafka_topic: record.topic,
       kafka_partition: record.partition,
       kafka_offset: record.offset,
@@ -308,7 +286,7 @@ function malformedEnvelopeRow(record: SourceRecord, reason: string): EnvelopeRow
     computed_hash: '',
     payload: evidence,
     evidence: '',
-    ...NO_FACTS,
+    ...NO_SLOTS,
   };
 }
 

@@ -9,9 +9,9 @@
  * so neither imports the other for them. The insert column lists are the
  * sink's (sink/clickhouse/columns.ts).
  */
-import type { EnvelopeFacts } from './envelope-facts.js';
+import type { EnvelopeSlots } from './envelope-facts.js';
 
-export type { EnvelopeFacts } from './envelope-facts.js';
+export type { EnvelopeFacts, EnvelopeSlots } from './envelope-facts.js';
 
 /** Where a row's record was read; every table ends with these columns. */
 export interface KafkaColumns {
@@ -40,8 +40,8 @@ export interface EnvelopeColumns {
   evidence: string;
 }
 
-/** A row of envelopes: 0001's columns, the facts of 0008, where its record was read. */
-export interface EnvelopeRow extends EnvelopeColumns, EnvelopeFacts, KafkaColumns {}
+/** A row of envelopes: 0001's columns, the facts folded into 0022's slots, where its record was read. */
+export interface EnvelopeRow extends EnvelopeColumns, EnvelopeSlots, KafkaColumns {}
 
 /**
  * The spend columns of a craze_events row, Int64 as decimal strings: the

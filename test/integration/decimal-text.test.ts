@@ -26,6 +26,7 @@ import { migrate } from '../../src/sink/clickhouse/migrate.js';
 import { query } from '../support/clickhouse.js';
 import { testContext, type TestContext } from '../support/context.js';
 import { BIN, prng } from '../support/processes.js';
+import { foldRow } from '../../src/rows/envelope-facts.js';
 
 const QUERIES_DIR = fileURLToPath(new URL('../../../src/sink/clickhouse/queries/', import.meta.url));
 const log = createLogger('error');
@@ -196,7 +197,7 @@ before(async () => {
   await migrate(ctx.config.clickhouse, MIGRATIONS_DIR, log);
   const ch = createClickHouse(ctx.config.clickhouse);
   try {
-    for (let i = 0; i < envelopes.length; i += 5_000) await ch.insert({ table: 'envelopes', values: envelopes.slice(i, i + 5_000), format: 'JSONEachRow' });
+    for (let i = 0; i < envelopes.length; i += 5_000) await ch.insert({ table: 'envelopes', values: envelopes.slice(i, i + 5_000).map(foldRow), format: 'JSONEachRow' });
     for (let i = 0; i < crazeRows.length; i += 5_000) await ch.insert({ table: 'craze_events', values: crazeRows.slice(i, i + 5_000), format: 'JSONEachRow' });
   } finally {
     await ch.close();

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { AssignerProtocol, Partitioners } from 'kafkajs';
-import { NO_FACTS } from '../../src/account/loop-facts.js';
+import { NO_SLOTS } from '../../src/rows/envelope-facts.js';
 import { MIGRATIONS_DIR } from '../../src/cli/migrate.js';
 import { defaultViolationPlan, generateTraffic } from '../../src/demo/traffic/index.js';
 import { decodeEnvelope, DEFAULT_DECODE_OPTIONS } from '../../src/decode/envelope.js';
@@ -394,7 +394,7 @@ test('a time outside DateTime range is stored clamped, as written, on ClickHouse
     const row = { loop_id: 'l', seq: 1, time_text: '9999-12-31T23:59:59Z', kind: 'LoopStarted', kind_class: 'LoopStarted', hash: '', computed_hash: '', payload: '', verdict: 'ok', detail: '', evidence: '' };
     const kafka = { kafka_topic: 't', kafka_partition: 0, kafka_offset: '0', ingested_at: '2026-11-30 12:00:00' };
     const time = toClickHouseDateTime(parseRfc3339('9999-12-31T23:59:59Z')!);
-    await new EnvelopeStore(ch).insert([{ ...row, ...NO_FACTS, ...kafka, time }]);
+    await new EnvelopeStore(ch).insert([{ ...row, ...NO_SLOTS, ...kafka, time }]);
   } finally {
     await ch.close();
   }

@@ -21,6 +21,7 @@ import { createClickHouse } from '../../src/sink/clickhouse/client.js';
 import { migrate } from '../../src/sink/clickhouse/migrate.js';
 import { testContext, type TestContext } from '../support/context.js';
 import { prng } from '../support/processes.js';
+import { foldRow } from '../../src/rows/envelope-facts.js';
 
 const log = createLogger('error');
 let ctx: TestContext;
@@ -57,7 +58,7 @@ function loopRows(
 }
 
 async function insert(rows: readonly Row[]): Promise<void> {
-  for (let i = 0; i < rows.length; i += 5000) await ch.insert({ table: 'envelopes', values: rows.slice(i, i + 5000), format: 'JSONEachRow' });
+  for (let i = 0; i < rows.length; i += 5000) await ch.insert({ table: 'envelopes', values: rows.slice(i, i + 5000).map(foldRow), format: 'JSONEachRow' });
 }
 
 async function sweepNow(): Promise<void> {

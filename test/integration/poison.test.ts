@@ -175,7 +175,7 @@ test('hostile records are dead-lettered, honest ones stored, and ingest exits 0 
 
 /**
  * The envelope pipeline with two holes planted in it, standing for a decoder
- * gap nobody has found yet: rows of Kind "Hole" get a depth that is not a
+ * gap nobody has found yet: rows of Kind "Hole" get an n1 slot (depth's) that is not a
  * number (the real server refuses the insert's TabSeparated text), and a batch holding a
  * record of Kind "QueryHole" sends the server a query it refuses (Code 62),
  * as an over-long read-back once did.
@@ -192,7 +192,7 @@ class HoledStream extends EnvelopeStream {
   override async process(records: readonly SourceRecord[]): Promise<StreamBatch<EnvelopeRow>> {
     if (records.some((r) => r.value?.includes('"Kind":"QueryHole"'))) await this.ch.query({ query: 'SELECT (' });
     const batch = await super.process(records);
-    for (const row of batch.rows) if (row.kind === 'Hole') row.depth = '1 is not a number';
+    for (const row of batch.rows) if (row.kind === 'Hole') row.n1 = '1 is not a number';
     return batch;
   }
 }

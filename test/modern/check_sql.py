@@ -13,7 +13,10 @@ proves the modern half with chdb (ClickHouse embedded in a Python module):
   4. every query of the Grafana dashboard (infra/grafana/dashboards/*.json), its
      macros expanded as grafana-clickhouse-datasource expands them
      (grafana_macros.py, first held to test/fixtures/grafana/macros.json), over
-     a few rows planted in the tables the panels read, with readonly=1.
+     a few rows planted in the tables the panels read, with readonly=1,
+  5. migration 0022 over rows stored by 0008's layout (facts by name): every
+     fact reads the same after it, a new part holds the slots only, and an
+     insert naming a fact is refused.
 
 Statements are split exactly as src/sink/clickhouse/migrate.ts splitStatements()
 does. Prints one line per statement and a final `N passed, M failed`; exits 1 on
@@ -177,7 +180,7 @@ def one_line(s: str, width: int = 60) -> str:
 # and a firing alert, all on 2025-12-01.
 GRAFANA_ROWS = [
     "INSERT INTO envelopes (loop_id, seq, time, time_text, kind, kind_class, verdict, kafka_topic, kafka_partition, kafka_offset, ingested_at, "
-    "model_provider, model_name, input_tokens, output_tokens, cost_pico) VALUES "
+    "s1, s2, n1, n2, n3) VALUES "
     "('g-loop', 1, '2025-12-01 10:00:00', '2025-12-01T10:00:00Z', 'ModelCalled', 'ModelCalled', 'ok', 'g', 0, 1, '2025-12-01 10:00:01', 'p', 'm', 10, 5, 123000000000045), "
     "('g-loop', 2, '2025-12-01 10:05:00', '2025-12-01T10:05:00Z', 'ModelCalled', 'ModelCalled', 'mismatch', 'g', 0, 2, '2025-12-01 10:05:01', 'p', 'm', 1, 1, 7)",
     "INSERT INTO spend_rollup_root_hour (hour, version, source, root_loop_id, calls, input_tokens, output_tokens, cost_pico) VALUES "
@@ -206,6 +209,80 @@ GRAFANA_EXPECT = {
 # 2025-12-01 00:00:00 to 23:59:59 UTC, a 30 min interval.
 GRAFANA_RANGE = (1764547200, 1764633599, 1800)
 GRAFANA_DATABASE = "agentledger_grafana"
+
+# Step 5: migration 0022 over stored rows, as 18.16 runs it
+# (test/integration/folded-facts.test.ts): rows written by the layout of
+# 0008 (facts by name), at the edges of their types, over two partitions.
+FOLD_DATABASE = "agentledger_fold"
+FOLD_HEAD = ("INSERT INTO envelopes (loop_id, seq, time, time_text, kind, kind_class, verdict, kafka_topic, kafka_partition, "
+             "kafka_offset, ingested_at, ")
+FOLD_ROWS = [
+    FOLD_HEAD + "model_provider, model_name, input_tokens, output_tokens, cost_pico, cost_usd_text, duration_ms) VALUES "
+    "('a', 1, '2026-11-30 10:00:00', '', 'ModelCalled', 'ModelCalled', 'ok', 't', 0, 1, '2026-11-30 12:00:00', 'p', 'm\\tx', 5, 6, "
+    "9223372036854775807, '9.2', 7)",
+    FOLD_HEAD + "fork_source, fork_at_seq) VALUES "
+    "('a', 2, '2026-11-30 10:00:00', '', 'ForkedFrom', 'ForkedFrom', 'fork', 't', 0, 2, '2026-11-30 12:00:00', 'z', 18446744073709551615)",
+    FOLD_HEAD + "tool, tool_is_error, duration_ms) VALUES "
+    "('a', 3, '2026-10-30 10:00:00', '', 'ToolCalled', 'ToolCalled', 'ok', 't', 0, 3, '2026-10-30 12:00:00', 'bash', 1, 9)",
+    FOLD_HEAD + "outcome, error, spend_raw, spend_pico, spend_usd_text, spend_tokens, spend_wall_ms, spend_iterations) VALUES "
+    "('b', 1, '2026-10-30 10:00:00', '', 'LoopFinished', 'LoopFinished', 'ok', 't', 0, 4, '2026-10-30 12:00:00', 'Completed', 'e', "
+    "'{\"usd\":1}', -9223372036854775808, '1', 3, 4, 5)",
+    FOLD_HEAD + "loop_name, parent_loop_id, depth, loop_seed, config_hash) VALUES "
+    "('b', 2, '2026-10-30 10:00:00', '', 'LoopStarted', 'LoopStarted', 'ok', 't', 0, 5, '2026-10-30 12:00:00', 'n', 'r', 2, -7, 'c')",
+]
+
+
+def check_fold(root: Path, session, check, fail) -> None:
+    """Step 5: 0022 folds stored facts into the slots; every fact reads the same after."""
+    files = sorted((root / "schema" / "clickhouse").glob("*.sql"))
+    facts = re.findall(r"^ALTER TABLE envelopes ADD COLUMN (\w+) ", (root / "schema" / "clickhouse" / "0008_envelope_facts.sql")
+                       .read_text(encoding="utf-8"), re.M)
+    session.query(f"CREATE DATABASE {FOLD_DATABASE}", "CSV")
+    session.query(f"USE {FOLD_DATABASE}", "CSV")
+    for path in files:
+        if int(path.name[:4]) > 21:
+            continue
+        for sql in split_statements(path.read_text(encoding="utf-8")):
+            session.query(sql, "Null")
+    for i, sql in enumerate(FOLD_ROWS, 1):
+        check(f"<fold>: a row of 0008's layout {i}", sql)
+    read = f"SELECT loop_id, seq, {', '.join(facts)} FROM envelopes ORDER BY loop_id, seq FORMAT TSV"
+    before = session.query(read, "TSV").bytes().decode()
+    for path in files:
+        if int(path.name[:4]) <= 21:
+            continue
+        for i, sql in enumerate(split_statements(path.read_text(encoding="utf-8")), 1):
+            check(f"<fold> {path.name}:{i}", sql)
+    after = session.query(read, "TSV").bytes().decode()
+    if after != before or before.count("\n") != len(FOLD_ROWS):
+        fail("<fold>: every fact reads the same after 0022", f"before {before!r}, after {after!r}")
+    else:
+        check("<fold>: every fact reads the same after 0022", "SELECT 1")
+    # A part written after 0022 holds the slots and no fact. (The parts
+    # before it may keep the fact files on current versions, unread: an
+    # ALIAS is computed, never read from a part; 18.16 removes them.)
+    check("<fold>: a row of 0022's layout (slots), in a partition of its own",
+          "INSERT INTO envelopes (loop_id, seq, time, time_text, kind, kind_class, verdict, kafka_topic, kafka_partition, "
+          "kafka_offset, ingested_at, s1, s2, n3) VALUES ('c', 1, '2026-12-01 10:00:00', '', 'ModelCalled', 'ModelCalled', 'ok', "
+          "'t', 0, 6, '2026-12-01 12:00:00', 'p', 'm', 42)")
+    new_part = ("FROM system.parts_columns WHERE database = currentDatabase() AND table = 'envelopes' AND active "
+                "AND partition_id = '202612'")
+    got = session.query(f"SELECT countIf(column IN ({', '.join(repr(f) for f in facts)})), countIf(column IN "
+                        "('s1', 's2', 's3', 's4', 's5', 's6', 'n1', 'n2', 'n3', 'n4')) " + new_part, "TSV").bytes().decode().strip()
+    if got != "0\t10":
+        fail("<fold>: the new part holds the ten slots and no fact", f"facts, slots: {got!r}")
+    else:
+        check("<fold>: the new part holds the ten slots and no fact", "SELECT 1")
+    fact_of_new = session.query("SELECT model_provider, model_name, cost_pico FROM envelopes WHERE loop_id = 'c'", "TSV").bytes().decode().strip()
+    if fact_of_new != "p\tm\t42":
+        fail("<fold>: the new row's facts read from its slots", repr(fact_of_new))
+    else:
+        check("<fold>: the new row's facts read from its slots", "SELECT 1")
+    try:
+        session.query(FOLD_ROWS[0], "Null")
+        fail("<fold>: an insert naming a fact is refused", "accepted")
+    except Exception:
+        check("<fold>: an insert naming a fact is refused", "SELECT 1")
 
 
 def check_grafana(root: Path, session, check, fail) -> None:
@@ -437,6 +514,7 @@ def main(argv: list[str]) -> int:
 
             # After the facts: they count the parts of envelopes, which the dashboard's rows add to.
             check_grafana(root, session, check, fail)
+            check_fold(root, session, check, fail)
         finally:
             session.cleanup()
 

@@ -2,20 +2,20 @@
  * The column lists the inserts name, in table order, derived from the row
  * shapes of src/rows/: a field left out of a list does not compile.
  */
-import { FACT_NAMES } from '../../rows/envelope-facts.js';
+import { SLOT_NAMES } from '../../rows/envelope-facts.js';
 import type { CrazeRow, EnvelopeColumns, EnvelopeRow, KafkaColumns } from '../../rows/rows.js';
 import { columnsOf, type Columns } from './tsv.js';
 
 /** Where a row's record was read: the last columns of every table. */
 const KAFKA_COLUMNS = columnsOf<KafkaColumns>({ kafka_topic: true, kafka_partition: true, kafka_offset: true, ingested_at: true });
 
-/** The envelopes table's columns as an insert names them: 0001's, the facts (rows/envelope-facts.ts), the Kafka ones. */
+/** The envelopes table's columns as an insert names them: 0001's, the slots that store the facts (rows/envelope-facts.ts), the Kafka ones. */
 export const ENVELOPE_COLUMNS: Columns<EnvelopeRow> = [
   ...columnsOf<EnvelopeColumns>({
     loop_id: true, seq: true, time: true, time_text: true, kind: true, kind_class: true, hash: true, computed_hash: true, payload: true,
     verdict: true, detail: true, evidence: true,
   }),
-  ...FACT_NAMES,
+  ...SLOT_NAMES,
   ...KAFKA_COLUMNS,
 ];
 

@@ -65,13 +65,34 @@ export interface AddedColumn {
 }
 
 // One column per statement: with several, a half-applied statement could not
-// be told from a done one.
-const ADD_COLUMN = /^ALTER\s+TABLE\s+(\w+)\s+ADD\s+COLUMN\s+(\w+)\s+(\w+(?:\([^()]*\))?)(?:\s+DEFAULT\s+[^,]+)?$/i;
+// be told from a done one. The DEFAULT expression may hold commas inside
+// parentheses or quotes (a function's arguments), never at its top level,
+// where a comma would start a second command (topLevelComma).
+const ADD_COLUMN = /^ALTER\s+TABLE\s+(\w+)\s+ADD\s+COLUMN\s+(\w+)\s+(\w+(?:\([^()]*\))?)(?:\s+DEFAULT\s+([\s\S]+))?$/i;
 
 /** The column a statement adds, when it is a single-column ADD COLUMN; else undefined. */
 export function addedColumn(statement: string): AddedColumn | undefined {
   const m = ADD_COLUMN.exec(statement.trim());
-  return m ? { table: m[1]!, column: m[2]!, type: m[3]! } : undefined;
+  if (!m || (m[4] !== undefined && topLevelComma(m[4]))) return undefined;
+  return { table: m[1]!, column: m[2]!, type: m[3]! };
+}
+
+/** Whether SQL text has a comma outside every parenthesis and quoted string (unbalanced text counts as having one). */
+function topLevelComma(sql: string): boolean {
+  let depth = 0;
+  let quote: string | undefined;
+  for (let i = 0; i < sql.length; i++) {
+    const c = sql[i]!;
+    if (quote !== undefined) {
+      if (c === '\\') i++;
+      else if (c === quote) quote = undefined;
+    } else if (c === "'" || c === '"' || c === '`') quote = c;
+    else if (c === '(') depth++;
+    else if (c === ')') depth--;
+    else if (c === ',' && depth === 0) return true;
+    if (depth < 0) return true;
+  }
+  return depth !== 0 || quote !== undefined;
 }
 
 /**

@@ -14,6 +14,7 @@ import { ChainState, processEnvelopeBatch } from '../../../src/pipeline/envelope
 import type { SourceRecord } from '../../../src/pipeline/stream.js';
 import type { EnvelopeRow } from '../../../src/rows/rows.js';
 import { MemoryEnvelopeTable } from '../../support/memory-tables.js';
+import { NO_SLOTS, SLOT_NAMES, unfoldSlots } from '../../../src/rows/envelope-facts.js';
 
 const OPTIONS = { ...DEFAULT_DECODE_OPTIONS, seqEncoding: 'binary' as const };
 const LOOP = 'loop-facts';
@@ -64,7 +65,11 @@ test('every verdict but malformed carries its facts; a cost beyond Int64 is malf
   // As JSONEachRow carries them (the memory table stores rows through JSON).
   const rows = table.rows;
 
-  const pick = (r: EnvelopeRow) => [r.seq, r.verdict, r.kind_class, r.model_provider, r.cost_pico, r.cost_usd_text, r.input_tokens, r.budget_pico, r.budget_tokens, r.loop_name, r.parent_loop_id, r.depth];
+  // The facts as the table's ALIAS columns read them from the stored slots.
+  const pick = (row: EnvelopeRow) => {
+    const r = unfoldSlots(row.kind_class, row);
+    return [row.seq, row.verdict, row.kind_class, r.model_provider, r.cost_pico, r.cost_usd_text, r.input_tokens, r.budget_pico, r.budget_tokens, r.loop_name, r.parent_loop_id, r.depth];
+  };
   assert.equal(rows.length, 8);
   assert.deepEqual(rows.slice(0, 7).map(pick), [
     [1, 'ok', 'LoopStarted', '', '0', '', '0', '0', '0', 'child', 'loop-root', '1'],
@@ -82,7 +87,7 @@ test('every verdict but malformed carries its facts; a cost beyond Int64 is malf
   // The unknown kind is stored, with every fact at its default.
   const unknown = rows[7]!;
   assert.deepEqual([unknown.kind, unknown.kind_class], ['SomethingNew', '']);
-  assert.deepEqual([unknown.cost_pico, unknown.cost_usd_text, unknown.model_provider], ['0', '', '']);
+  assert.deepEqual(SLOT_NAMES.map((slot) => unknown[slot]), SLOT_NAMES.map((slot) => NO_SLOTS[slot]));
 
   // One dead letter per malformed row, the refused cost named in its reason.
   assert.equal(out.deadLetters.length, 2);

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { NO_FACTS } from '../../../src/account/loop-facts.js';
+import { NO_SLOTS } from '../../../src/rows/envelope-facts.js';
 import { ChainState, processEnvelopeBatch, type EnvelopeBatchOptions } from '../../../src/pipeline/envelopes.js';
 import type { SourceRecord } from '../../../src/pipeline/stream.js';
 import type { EnvelopeRow } from '../../../src/rows/rows.js';
@@ -111,8 +111,8 @@ test('a malformed record is a dead letter with its reason and a malformed row ke
       verdict: 'malformed',
       detail: out.deadLetters[0]!.reason,
       evidence: '',
-      // No payload facts (their defaults are pinned by test/unit/account/loop-facts.test.ts).
-      ...NO_FACTS,
+      // No payload facts: every slot at its default (pinned by test/unit/rows/envelope-facts.test.ts).
+      ...NO_SLOTS,
       kafka_topic: 't',
       kafka_partition: 3,
       kafka_offset: '41',

@@ -38,6 +38,12 @@ test('the shipped migrations are numbered without holes and every statement is i
       // re-running a statement is harmless.
       // An ADD COLUMN is idempotent through the migrator (applyStatement):
       // only as a single column, which addedColumn() recognises.
+      // An ALTER of MODIFY COLUMN commands only sets each column to a given
+      // definition: run again, it changes nothing.
+      if (/^ALTER TABLE \S+\s+MODIFY COLUMN /i.test(s)) {
+        assert.doesNotMatch(s, /\b(ADD|DROP|CLEAR|RENAME)\s+COLUMN\b|\bDELETE\b|\bUPDATE\b/i, `${m.name}: ${s.slice(0, 80)} mixes MODIFY with another command`);
+        continue;
+      }
       if (/^ALTER TABLE \S+ ADD COLUMN /i.test(s)) {
         assert.ok(addedColumn(s), `${m.name}: ${s.slice(0, 80)} adds more than one column, or is not recognised`);
         assert.match(s, /\sDEFAULT\s/, `${m.name}: ${s.slice(0, 80)}: rows stored before it need a default`);
@@ -45,7 +51,7 @@ test('the shipped migrations are numbered without holes and every statement is i
       }
       assert.match(
         s,
-        /^(CREATE (TABLE|MATERIALIZED VIEW|VIEW|DATABASE) IF NOT EXISTS|DROP TABLE IF EXISTS|ALTER TABLE \S+ (ADD|DROP|MODIFY) COLUMN IF|INSERT INTO loop_heads\s+SELECT)/i,
+        /^(CREATE (TABLE|MATERIALIZED VIEW|VIEW|DATABASE) IF NOT EXISTS|DROP TABLE IF EXISTS|ALTER TABLE \S+ (ADD|DROP|MODIFY) COLUMN IF|INSERT INTO loop_heads\s+SELECT|OPTIMIZE TABLE \w+ FINAL$|SELECT throwIf\()/i,
         `${m.name}: ${s.slice(0, 60)}`,
       );
       // Features missing from ClickHouse 18.16 (docs/input-contracts.md §5).
@@ -94,8 +100,13 @@ test('an ADD COLUMN statement is recognised with its table, column and type; oth
   assert.deepEqual(addedColumn("ALTER TABLE envelopes ADD COLUMN cost_usd_text String DEFAULT ''"), { table: 'envelopes', column: 'cost_usd_text', type: 'String' });
   assert.deepEqual(addedColumn('alter table t add column at DateTime(\'UTC\')'), { table: 't', column: 'at', type: "DateTime('UTC')" });
   assert.deepEqual(addedColumn('ALTER TABLE t\n  ADD COLUMN n Int64 DEFAULT 0'), { table: 't', column: 'n', type: 'Int64' });
+  // A DEFAULT whose commas are a function's arguments or inside quotes is one column (0022's slots).
+  assert.deepEqual(addedColumn("ALTER TABLE envelopes ADD COLUMN s1 String DEFAULT multiIf(kind_class = 'A', a, kind_class IN ('B', 'C'), b, ',')"), { table: 'envelopes', column: 's1', type: 'String' });
   for (const s of [
     'ALTER TABLE t ADD COLUMN a Int64 DEFAULT 0, ADD COLUMN b Int64 DEFAULT 0',
+    "ALTER TABLE t ADD COLUMN a String DEFAULT multiIf(k = 'x', b, ''), MODIFY COLUMN c String ALIAS a",
+    "ALTER TABLE t ADD COLUMN a String DEFAULT concat('(', b), ADD COLUMN d UInt8",
+    "ALTER TABLE t ADD COLUMN a String DEFAULT 'it\\'s, (', ADD COLUMN d UInt8",
     'ALTER TABLE t ADD COLUMN IF NOT EXISTS a Int64',
     'ALTER TABLE t DROP COLUMN a',
     'CREATE TABLE IF NOT EXISTS t (a Int64) ENGINE = Log',
@@ -136,12 +147,27 @@ test('an ADD COLUMN refused because its column is there with its type is done (a
 });
 
 test('envelopes_probe gets every column envelopes gets, in the same order (it must take the same rows)', async () => {
-  const migrations = await loadMigrations(MIGRATIONS_DIR);
-  const added = (table: string) =>
-    migrations.flatMap((m) => m.statements.map(addedColumn).filter((a) => a?.table === table).map((a) => `${a!.column} ${a!.type}`));
-  const envelopes = added('envelopes');
-  assert.ok(envelopes.includes('cost_pico Int64'));
-  assert.deepEqual(added('envelopes_probe'), envelopes);
+  // The probe is made AS envelopes (0007, again in 0022 after its DROP), then
+  // gets every column added to envelopes; a MODIFY of envelopes is followed by
+  // making the probe again.
+  const envelopes: string[] = [];
+  let probe: string[] = [];
+  let modifiedSinceProbe = false;
+  for (const m of await loadMigrations(MIGRATIONS_DIR)) {
+    for (const s of m.statements) {
+      const added = addedColumn(s);
+      if (added?.table === 'envelopes') envelopes.push(`${added.column} ${added.type}`);
+      else if (added?.table === 'envelopes_probe') probe.push(`${added.column} ${added.type}`);
+      else if (/^ALTER TABLE envelopes\s+MODIFY COLUMN/i.test(s)) modifiedSinceProbe = true;
+      else if (/^CREATE TABLE IF NOT EXISTS envelopes_probe AS envelopes ENGINE = Null$/.test(s)) {
+        probe = [...envelopes];
+        modifiedSinceProbe = false;
+      }
+    }
+  }
+  assert.ok(envelopes.includes('cost_pico Int64') && envelopes.includes('n4 Int64'));
+  assert.deepEqual(probe, envelopes);
+  assert.equal(modifiedSinceProbe, false, 'envelopes was modified after envelopes_probe was last made from it');
 });
 
 test('released migrations are byte-identical (migrate refuses an edited one by its checksum)', async () => {
