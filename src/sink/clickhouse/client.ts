@@ -19,6 +19,7 @@ export function clickhouseClientOptions(
   settings: ClickHouseSettings,
   database = settings.database,
   read: (path: string) => Buffer = (path) => readFileSync(path),
+  requestTimeoutMs = 60_000,
 ): ClientOptions {
   const { url, user, password } = credentials(settings);
   return {
@@ -26,7 +27,7 @@ export function clickhouseClientOptions(
     username: user,
     password,
     database,
-    request_timeout: 60_000,
+    request_timeout: requestTimeoutMs,
     compression: { request: false, response: false },
     application: 'agentledger',
     // Failures are reported by agentledger's own logger, with context.
@@ -64,8 +65,8 @@ export function credentials(settings: Pick<ClickHouseSettings, 'url' | 'user' | 
  * pass through untouched, and every error keeps its code and cause, so
  * retry decisions made from them do not change.
  */
-export function createClickHouse(settings: ClickHouseSettings, database = settings.database): ClickHouseClient {
-  const client = createClient(clickhouseClientOptions(settings, database));
+export function createClickHouse(settings: ClickHouseSettings, database = settings.database, requestTimeoutMs?: number): ClickHouseClient {
+  const client = createClient(clickhouseClientOptions(settings, database, undefined, requestTimeoutMs));
   const explained = new Set<string | symbol>(['query', 'command', 'insert', 'exec']);
   return new Proxy(client, {
     get(target, prop, receiver) {

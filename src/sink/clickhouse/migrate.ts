@@ -44,6 +44,12 @@ const FILE = /^(\d{4})_([a-z0-9_]+)\.sql$/;
 const LOCK_TABLE = 'schema_migrations_lock';
 /** A lock older than this is taken to be left by a killed run. */
 const STALE_LOCK_MS = 10 * 60_000;
+/**
+ * How long one migration statement may run (the HTTP request's timeout).
+ * Past it the run fails and the server goes on with the statement; the next
+ * run finishes the file (every statement runs again to the same end).
+ */
+const STATEMENT_TIMEOUT_MS = 60 * 60_000;
 
 /** Splits a migration file into statements: `;` at the end of a line ends one. */
 export function splitStatements(sql: string): string[] {
@@ -231,7 +237,9 @@ export async function migrate(
   } finally {
     await admin.close();
   }
-  const ch = createClickHouse(settings);
+  // A statement may rewrite a whole table (0022's OPTIMIZE … FINAL): far
+  // beyond a read's minute on a large one.
+  const ch = createClickHouse(settings, settings.database, STATEMENT_TIMEOUT_MS);
   const owner = `${hostname()}:${process.pid}`;
   try {
     await ch.command({
