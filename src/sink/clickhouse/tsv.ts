@@ -42,21 +42,118 @@ export function tsvField(value: unknown): string {
   throw new Error(`a row holds a ${value === null ? 'null' : typeof value}: only strings and integers are written`);
 }
 
-/** Rows as TabSeparated text, `rowsPerChunk` lines per chunk. */
-export function* tsvChunks<Row>(rows: readonly Row[], columns: Columns<Row>, rowsPerChunk = 500): Generator<string> {
+/** The escape letter of each special byte, by its value (0: not special). */
+const ESCAPE_LETTER = new Uint8Array(128);
+for (const [c, letter] of [[0x5c, 0x5c], [0x09, 0x74], [0x0a, 0x6e], [0x0d, 0x72], [0x00, 0x30]] as const) ESCAPE_LETTER[c] = letter;
+// NUL's letter is '0' (0x30), never 0, so 0 means "not special" for every other byte.
+
+/** Strings up to this length are written by a loop over their characters; longer ones by Buffer.write. */
+const SHORT = 16;
+
+/** The bytes of a chunk, before it is handed on (larger when one field needs more). */
+const CHUNK_BYTES = 256 * 1024;
+
+/**
+ * TabSeparated text written straight into buffers: no string per field or
+ * per row, no UTF-8 encoding of the whole body after it is built. A short
+ * ASCII field (most of a row: ids, hashes, times, verdicts, slots) is copied
+ * a character a byte, escaped on the way; a longer or non-ASCII one is
+ * encoded by Buffer.write, after the RegExp test that finds a special
+ * character in the rare field that has one. The bytes are those of
+ * tsvField's text encoded as UTF-8 (a unit test holds the two together).
+ */
+class TsvWriter {
+  private buf = Buffer.allocUnsafe(CHUNK_BYTES);
+  private pos = 0;
+  private readonly chunks: Buffer[] = [];
+
+  /** Room for `bytes` more: the full part of the buffer becomes a chunk, writing goes on in a new one. */
+  private room(bytes: number): void {
+    if (this.pos + bytes <= this.buf.length) return;
+    if (this.pos > 0) this.chunks.push(this.buf.subarray(0, this.pos));
+    this.buf = Buffer.allocUnsafe(Math.max(CHUNK_BYTES, bytes));
+    this.pos = 0;
+  }
+
+  /** One byte (a separator). */
+  byte(b: number): void {
+    this.room(1);
+    this.buf[this.pos++] = b;
+  }
+
+  /** One value as a TabSeparated field (tsvField's rules). */
+  field(value: unknown): void {
+    if (typeof value === 'string') this.text(value);
+    else this.text(tsvField(value));
+  }
+
+  private text(s: string): void {
+    const n = s.length;
+    if (n <= SHORT) {
+      this.room(2 * n);
+      const buf = this.buf;
+      const start = this.pos;
+      let p = start;
+      for (let i = 0; i < n; i++) {
+        const c = s.charCodeAt(i);
+        if (c >= 0x80) {
+          this.pos = start;
+          this.encoded(s);
+          return;
+        }
+        const letter = ESCAPE_LETTER[c]!;
+        if (letter === 0) buf[p++] = c;
+        else {
+          buf[p++] = 0x5c;
+          buf[p++] = letter;
+        }
+      }
+      this.pos = p;
+      return;
+    }
+    this.encoded(s);
+  }
+
+  /** A field through Buffer.write: escaped first if it holds a special character. */
+  private encoded(s: string): void {
+    const text = SPECIAL.test(s) ? s.replace(SPECIALS, escape) : s;
+    // At most 3 UTF-8 bytes per UTF-16 unit (a surrogate pair: 4 for 2).
+    this.room(3 * text.length);
+    this.pos += this.buf.write(text, this.pos, 'utf8');
+  }
+
+  /** The bytes written since the last take(), as chunks. */
+  take(): Buffer[] {
+    if (this.pos > 0) {
+      this.chunks.push(this.buf.subarray(0, this.pos));
+      this.buf = this.buf.subarray(this.pos);
+      this.pos = 0;
+    }
+    return this.chunks.splice(0);
+  }
+}
+
+const TAB = 0x09;
+const NEWLINE = 0x0a;
+
+/** Rows as TabSeparated bytes, about `rowsPerChunk` lines at a time (whole rows; a chunk may end inside a row). */
+export function* tsvChunks<Row>(rows: readonly Row[], columns: Columns<Row>, rowsPerChunk = 500): Generator<Buffer> {
   const last = columns.length - 1;
-  let chunk = '';
+  const writer = new TsvWriter();
   let inChunk = 0;
   for (const row of rows) {
-    for (let c = 0; c < last; c++) chunk += tsvField(row[columns[c]!]) + '\t';
-    chunk += tsvField(row[columns[last]!]) + '\n';
+    for (let c = 0; c < last; c++) {
+      writer.field(row[columns[c]!]);
+      writer.byte(TAB);
+    }
+    writer.field(row[columns[last]!]);
+    writer.byte(NEWLINE);
     if (++inChunk === rowsPerChunk) {
-      yield chunk;
-      chunk = '';
+      yield* writer.take();
       inChunk = 0;
     }
   }
-  if (chunk !== '') yield chunk;
+  yield* writer.take();
 }
 
 /**
