@@ -145,11 +145,13 @@ export class ChainState {
     if (result.verdict === 'duplicate') return;
     let bySeq = layer.versions.get(env.loopId);
     if (!bySeq) layer.versions.set(env.loopId, (bySeq = new Map<number, StoredVersion[]>()));
-    // The envelope is its own version (hash, Time text, kind, payload): no
-    // copy; it is released once its buffer is durable.
+    // The version holds what a later copy is compared with, no more: the
+    // envelope itself (its decoded payload, times, text) would live on with
+    // it until the buffer is durable, which the garbage collector pays for.
+    const version: StoredVersion = { hash: env.hash, timeText: env.timeText, kind: env.kind, payload: env.payload };
     const list = bySeq.get(env.seq);
-    if (list) list.push(env);
-    else bySeq.set(env.seq, [env]);
+    if (list) list.push(version);
+    else bySeq.set(env.seq, [version]);
   }
 }
 
