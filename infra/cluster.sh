@@ -196,12 +196,14 @@ cl_kafka_start() {
   done
 }
 
+# All brokers at once: stopped one after the other, the last one waits for a
+# controller quorum that is gone and only goes at SIGKILL.
 cl_kafka_stop() {
   local n
-  # The last controllers go last: 3, 2, 1.
-  for ((n = ${#KAFKA_NODES[@]}; n >= 1; n--)); do
-    stop_pid "kafka-$n" "$(cl_kafka_dir "$n")/kafka.pid" kafka.Kafka || log "kafka-$n: not running"
+  for n in "${KAFKA_NODES[@]}"; do
+    { stop_pid "kafka-$n" "$(cl_kafka_dir "$n")/kafka.pid" kafka.Kafka || log "kafka-$n: not running"; } &
   done
+  wait
 }
 
 cl_kafka_status() {
@@ -349,8 +351,9 @@ cl_ch_start() {
 cl_ch_stop() {
   local n
   for n in "${CH_NODES[@]}"; do
-    stop_pid "clickhouse-$n" "$(cl_ch_dir "$n")/clickhouse.pid" clickhouse-server || log "clickhouse-$n: not running"
+    { stop_pid "clickhouse-$n" "$(cl_ch_dir "$n")/clickhouse.pid" clickhouse-server || log "clickhouse-$n: not running"; } &
   done
+  wait
 }
 
 cl_ch_status() {
