@@ -83,8 +83,8 @@ there from the templates in infra/.
                     The same for the local cluster instead (infra/cluster.sh):
                     ZooKeeper, three Kafka brokers and four ClickHouse servers
                     (two shards of two replicas), ports and folders apart from
-                    the services below, so both run at once; `down --cluster
-                    --purge` deletes .state/cluster. `up --cluster` writes
+                    the services below, so both run at once. 'down --cluster
+                    --purge' deletes .state/cluster; 'up --cluster' writes
                     infra/cluster.env (set -a; . infra/cluster.env; set +a).
   --help            This text.
 
