@@ -57,7 +57,7 @@ die() { echo "[stack] ERROR: $*" >&2; exit 1; }
 
 usage() {
   cat <<EOF
-Usage: infra/stack.sh COMMAND [ARGS]
+Usage: infra/stack.sh COMMAND [ARGS] [--cluster]
 
 Runs the agentledger service stack on this machine without Docker. Everything
 lives under .state/ in the repo root ($STATE); configs are generated
@@ -79,6 +79,13 @@ there from the templates in infra/.
   start SERVICE     Start one service (kafka|clickhouse|redis) and wait for it.
   stop SERVICE      Stop one service.
   restart SERVICE   stop + start (used by integration tests).
+  up|down|status --cluster
+                    The same for the local cluster instead (infra/cluster.sh):
+                    ZooKeeper, three Kafka brokers and four ClickHouse servers
+                    (two shards of two replicas), ports and folders apart from
+                    the services below, so both run at once. 'down --cluster
+                    --purge' deletes .state/cluster; 'up --cluster' writes
+                    infra/cluster.env (set -a; . infra/cluster.env; set +a).
   --help            This text.
 
 Services (same ports and credentials as docker-compose.yml):
@@ -111,8 +118,18 @@ Services (same ports and credentials as docker-compose.yml):
               stopped: the agentledger user is added to it (ACL SETUP) and
               appendonly set, but its own users are left as they are.
 
+Cluster (--cluster; everything in .state/cluster/<service>/, 127.0.0.1 only):
+  zookeeper        2191 (ZooKeeper 3.8, jars from infra/zookeeper/pom.xml into
+                   .state/zookeeper-libs), for ClickHouse's replicas and ON CLUSTER DDL
+  kafka-1..3       PLAINTEXT 19092..19094, controllers 19192..19194: KRaft, each
+                   broker+controller, RF 3, min ISR 2 (infra/kafka/cluster.properties.in)
+  clickhouse-1..4  HTTP 18123..18126, native 19000..19003, interserver 19009..19012;
+                   cluster 'agentledger' in remote_servers: shard 1 = servers 1, 2,
+                   shard 2 = servers 3, 4; the same users and database as above
+
 Timeouts (seconds) can be raised with STACK_KAFKA_TIMEOUT (${KAFKA_TIMEOUT}),
-STACK_CLICKHOUSE_TIMEOUT (${CH_TIMEOUT}), STACK_REDIS_TIMEOUT (${REDIS_TIMEOUT}).
+STACK_CLICKHOUSE_TIMEOUT (${CH_TIMEOUT}), STACK_REDIS_TIMEOUT (${REDIS_TIMEOUT}),
+STACK_ZOOKEEPER_TIMEOUT (60).
 EOF
 }
 
@@ -584,6 +601,18 @@ cmd_status() {
 main() {
   local cmd="${1:-}"
   [[ $# -gt 0 ]] && shift
+  # --cluster anywhere after the command: the local cluster (infra/cluster.sh).
+  local arg rest=() cluster=0
+  for arg in "$@"; do
+    if [[ $arg == --cluster ]]; then cluster=1; else rest+=("$arg"); fi
+  done
+  [[ $cmd != --cluster ]] || die "--cluster goes after the command: up --cluster, down --cluster or status --cluster"
+  if ((cluster)); then
+    # shellcheck source=infra/cluster.sh
+    . "$INFRA/cluster.sh"
+    cluster_main "$cmd" ${rest[@]+"${rest[@]}"}
+    return
+  fi
   case "$cmd" in
     install) cmd_install ;;
     up) cmd_up ;;
