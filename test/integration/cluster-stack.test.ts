@@ -5,13 +5,14 @@
  * processes next to the single-node stack); skipped otherwise. It brings the
  * cluster up (idempotent), checks replication and the Distributed table, kills
  * one broker and one ClickHouse server, and checks that `up --cluster` brings
- * back exactly those. It leaves the cluster running: `infra/stack.sh down --cluster`.
+ * back exactly those. A cluster it started is stopped at the end (the rest of
+ * the suite runs without it); one that was up before is left running.
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { test } from 'node:test';
+import { after, before, test } from 'node:test';
 import { Kafka, logLevel } from 'kafkajs';
 import { REPO_ROOT } from '../support/services.js';
 
@@ -34,6 +35,18 @@ function clusterEnv(): Record<string, string> {
   }
   return env;
 }
+
+/** Whether the cluster was up before these tests: if not, they stop it when done. */
+let wasUp = true;
+before(() => {
+  if (enabled) wasUp = stack('status', '--cluster').status === 0;
+});
+after(() => {
+  if (enabled && !wasUp) {
+    const down = stack('down', '--cluster');
+    assert.equal(down.status, 0, down.out);
+  }
+});
 
 async function query(port: number, sql: string, who = MIGRATOR): Promise<string> {
   const url = `http://127.0.0.1:${port}/?user=${encodeURIComponent(who.user)}&password=${encodeURIComponent(who.password)}`;
@@ -96,9 +109,9 @@ test('a broker and a ClickHouse server killed: acks=all writes go on, and up --c
   const meta = await admin.fetchTopicMetadata({ topics: [topic] });
   for (const p of meta.topics[0]?.partitions ?? []) assert.equal(p.replicas.length, 3);
 
-  const before = { kafka1: pidOf('kafka-1'), kafka2: pidOf('kafka-2'), ch1: pidOf('clickhouse-1'), ch3: pidOf('clickhouse-3') };
-  process.kill(before.kafka2, 'SIGKILL');
-  process.kill(before.ch3, 'SIGKILL');
+  const pids = { kafka1: pidOf('kafka-1'), kafka2: pidOf('kafka-2'), ch1: pidOf('clickhouse-1'), ch3: pidOf('clickhouse-3') };
+  process.kill(pids.kafka2, 'SIGKILL');
+  process.kill(pids.ch3, 'SIGKILL');
   const producer = kafka.producer();
   try {
     await producer.connect();
@@ -113,8 +126,8 @@ test('a broker and a ClickHouse server killed: acks=all writes go on, and up --c
   assert.match(up.out, /kafka-2: starting/);
   assert.match(up.out, /clickhouse-3: starting/);
   assert.doesNotMatch(up.out, /kafka-1: starting|clickhouse-1: starting/);
-  assert.equal(pidOf('kafka-1'), before.kafka1);
-  assert.equal(pidOf('clickhouse-1'), before.ch1);
+  assert.equal(pidOf('kafka-1'), pids.kafka1);
+  assert.equal(pidOf('clickhouse-1'), pids.ch1);
   assert.equal(stack('status', '--cluster').status, 0);
   await admin.deleteTopics({ topics: [topic] });
   await admin.disconnect();
