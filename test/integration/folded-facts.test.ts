@@ -15,9 +15,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { cp, mkdtemp, readdir, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rm } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { after, before, test } from 'node:test';
 import { MIGRATIONS_DIR } from '../../src/cli/migrate.js';
@@ -30,9 +28,12 @@ import { FACT_NAMES, SLOT_NAMES, unfoldSlots } from '../../src/rows/envelope-fac
 import type { EnvelopeRow } from '../../src/rows/rows.js';
 import { clickhouseErrorCode, createClickHouse } from '../../src/sink/clickhouse/client.js';
 import { EnvelopeStore } from '../../src/sink/clickhouse/envelope-store.js';
-import { migrate } from '../../src/sink/clickhouse/migrate.js';
+import { ENVELOPE_COLUMNS } from '../../src/sink/clickhouse/columns.js';
+import { loadMigrations, migrate } from '../../src/sink/clickhouse/migrate.js';
+import { insertTsv, type Columns } from '../../src/sink/clickhouse/tsv.js';
 import { query } from '../support/clickhouse.js';
 import { testContext, type TestContext } from '../support/context.js';
+import { migrationsUpTo } from '../support/migrations.js';
 import { MemoryEnvelopeTable } from '../support/memory-tables.js';
 import { BIN, runCli } from '../support/processes.js';
 
@@ -41,13 +42,6 @@ const traffic = generateSpendTraffic({ seed: 2207, roots: 6 });
 let old: TestContext;
 let fresh: TestContext;
 let rows: EnvelopeRow[];
-
-/** A copy of the shipped migrations up to `last`. */
-async function migrationsUpTo(last: number): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'mig-'));
-  for (const file of await readdir(MIGRATIONS_DIR)) if (Number(file.slice(0, 4)) <= last) await cp(join(MIGRATIONS_DIR, file), join(dir, file));
-  return dir;
-}
 
 /** A row as a writer of 0008's layout inserted it: the slots as the facts they hold, by name. */
 function oldLayout(row: EnvelopeRow): Record<string, unknown> {
@@ -179,5 +173,56 @@ test('the rollups rebuilt over the migrated rows equal those over rows written t
     const a = cli(old, args);
     assert.deepEqual(a, cli(fresh, args), args.join(' '));
     assert.notDeepEqual(a, [], args.join(' '));
+  }
+});
+
+/** The columns a writer of the layout before 0022 named: the facts by name where the slots are now. */
+const OLD_COLUMNS = [...ENVELOPE_COLUMNS.filter((c) => !(SLOT_NAMES as readonly string[]).includes(c)), ...FACT_NAMES] as Columns<Record<string, unknown>>;
+
+test('0022 killed after any of its statements is finished by the next run; an old writer inserting before its first ALTER gets its slots computed', async () => {
+  const upTo21 = await migrationsUpTo(21);
+  const statements = (await loadMigrations(MIGRATIONS_DIR)).find((m) => m.version === 22)!.statements;
+  const adds = statements.filter((s) => s.startsWith('ALTER TABLE envelopes ADD COLUMN')).length;
+  assert.equal(adds, SLOT_NAMES.length);
+  // Killed after the first slot, after every slot, and after each statement from there on.
+  const kills = [1, ...Array.from({ length: statements.length - adds }, (_, i) => adds + i)];
+  const early = rows.slice(0, 300);
+  const late = rows.slice(300, 400);
+  try {
+    for (const k of kills) {
+      const ctx = await testContext(`fold_kill_${k}`);
+      const ch = createClickHouse(ctx.config.clickhouse);
+      try {
+        await migrate(ctx.config.clickhouse, upTo21, log);
+        // Two inserts: two parts for the OPTIMIZE to merge.
+        await insertTsv(ch, 'envelopes', early.slice(0, 200).map(oldLayout), OLD_COLUMNS);
+        await insertTsv(ch, 'envelopes', early.slice(200).map(oldLayout), OLD_COLUMNS);
+        for (const statement of statements.slice(0, k)) await ch.command({ query: statement });
+        const beforeFirstAlter = statements[k]?.startsWith('OPTIMIZE') || statements[k]?.startsWith('SELECT') || k === 1;
+        // A writer of the old layout still running while the slots are DEFAULT expressions over the facts.
+        if (beforeFirstAlter) await insertTsv(ch, 'envelopes', late.map(oldLayout), OLD_COLUMNS);
+        await migrate(ctx.config.clickhouse, MIGRATIONS_DIR, log);
+        if (!beforeFirstAlter) await new EnvelopeStore(ch).insert(late);
+
+        const got = await query<Record<string, unknown>>(ctx, everyFact);
+        assert.equal(got.length, early.length + late.length, `killed after statement ${k}`);
+        const byOffset = new Map(got.map((r) => [`${String(r['kafka_offset'])}/${String(r['verdict'])}`, r]));
+        for (const row of [...early, ...late]) {
+          const stored = byOffset.get(`${row.kafka_offset}/${row.verdict}`);
+          assert.ok(stored, `killed after statement ${k}: ${row.loop_id}/${row.seq} stored`);
+          const want = unfoldSlots(row.kind_class, row);
+          for (const fact of FACT_NAMES) assert.equal(String(stored[fact]), String(want[fact]), `killed after statement ${k}: ${row.loop_id}/${row.seq} ${fact}`);
+        }
+        const [applied] = await query<{ n: string }>(ctx, 'SELECT count() AS n FROM schema_migrations WHERE version = 22');
+        assert.equal(applied?.n, '1', `killed after statement ${k}: 0022 recorded once`);
+        const columns = await query<{ name: string; default_type: string }>(ctx, 'DESCRIBE TABLE envelopes');
+        assert.deepEqual(columns.filter((c) => c.default_type === 'ALIAS').map((c) => c.name), FACT_NAMES, `killed after statement ${k}`);
+      } finally {
+        await ch.close();
+        await ctx.cleanup();
+      }
+    }
+  } finally {
+    await rm(upTo21, { recursive: true, force: true });
   }
 });

@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { cp, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -15,6 +15,7 @@ import { clickhouseErrorCode, createClickHouse } from '../../src/sink/clickhouse
 import { addedColumn, loadMigrations, migrate } from '../../src/sink/clickhouse/migrate.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { testContext, type TestContext } from '../support/context.js';
+import { migrationsUpTo } from '../support/migrations.js';
 
 const BIN = fileURLToPath(new URL('../support/cli-entry.js', import.meta.url));
 let ctx: TestContext;
@@ -66,15 +67,6 @@ test('a released migration that was edited is refused', async () => {
   await writeFile(join(dir, '0001_envelopes.sql'), '-- edited\nCREATE TABLE IF NOT EXISTS envelopes (x UInt8) ENGINE = Log;\n');
   await assert.rejects(migrate(ctx.config.clickhouse, dir, log), /edited after it was applied/);
 });
-
-/** A copy of the shipped migrations up to `last` (later files are other work's). */
-async function migrationsUpTo(last: number): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'mig-'));
-  for (const file of await readdir(MIGRATIONS_DIR)) {
-    if (Number(file.slice(0, 4)) <= last) await cp(join(MIGRATIONS_DIR, file), join(dir, file));
-  }
-  return dir;
-}
 
 test('a run killed half-way through 0008 (some columns added, the file not recorded) is finished by the next run', async () => {
   // A database of its own: this file's other tests migrate ctx's to the end.
