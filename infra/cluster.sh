@@ -51,20 +51,7 @@ cl_voters() {
 cluster_install() {
   cmd_install
   log "checking ZooKeeper jars in .state/zookeeper-libs…"
-  local pom="$INFRA/zookeeper/pom.xml" sum
-  sum="$(sha256sum "$pom" | cut -d' ' -f1)"
-  if [[ -f $ZK_LIBS/.pom.sha256 && "$(cat "$ZK_LIBS/.pom.sha256")" == "$sum" ]] && ls "$ZK_LIBS"/zookeeper-3*.jar >/dev/null 2>&1; then
-    log "  up to date (ZooKeeper $(zk_version))"
-  else
-    command -v mvn >/dev/null || die "mvn not found; needed once to fetch the ZooKeeper jars (apt-get install maven)"
-    log "resolving ZooKeeper jars with Maven (infra/zookeeper/pom.xml)…"
-    rm -rf "$ZK_LIBS"
-    mkdir -p "$ZK_LIBS"
-    mvn -q -B -f "$pom" dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$ZK_LIBS" \
-      >"$STATE/mvn-zookeeper.log" 2>&1 || { tail -n 30 "$STATE/mvn-zookeeper.log" >&2; die "mvn failed; see $STATE/mvn-zookeeper.log"; }
-    echo "$sum" >"$ZK_LIBS/.pom.sha256"
-    log "  ZooKeeper $(zk_version): $(ls "$ZK_LIBS"/*.jar | wc -l) jars"
-  fi
+  maven_jars ZooKeeper "$INFRA/zookeeper/pom.xml" "$ZK_LIBS" 'zookeeper-3*.jar' "$STATE/mvn-zookeeper.log" zk_version
 }
 
 # ---------------------------------------------------------------- zookeeper

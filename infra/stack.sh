@@ -257,20 +257,27 @@ cmd_install() {
   log "  java $jv"
 
   log "checking Kafka broker jars in .state/kafka-libs…"
-  local pom="$INFRA/kafka/pom.xml" sum
+  maven_jars Kafka "$INFRA/kafka/pom.xml" "$LIBS" 'kafka_2.13-*.jar' "$STATE/mvn.log" kafka_version
+}
+
+# maven_jars NAME POM DIR GLOB LOG VERSION_FN: the runtime jars of POM in DIR,
+# resolved by Maven again only when POM changed (its sha256 is kept in DIR) or
+# no jar matches GLOB; VERSION_FN prints the version found.
+maven_jars() {
+  local name=$1 pom=$2 dir=$3 glob=$4 mvn_log=$5 version=$6 sum
   sum="$(sha256sum "$pom" | cut -d' ' -f1)"
-  if [[ -f $LIBS/.pom.sha256 && "$(cat "$LIBS/.pom.sha256")" == "$sum" ]] && ls "$LIBS"/kafka_2.13-*.jar >/dev/null 2>&1; then
-    log "  up to date (Kafka $(kafka_version))"
-  else
-    command -v mvn >/dev/null || die "mvn not found; needed once to fetch the Kafka jars (apt-get install maven)"
-    log "resolving Kafka jars with Maven (infra/kafka/pom.xml)…"
-    rm -rf "$LIBS"
-    mkdir -p "$LIBS"
-    mvn -q -B -f "$pom" dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$LIBS" \
-      >"$STATE/mvn.log" 2>&1 || { tail -n 30 "$STATE/mvn.log" >&2; die "mvn failed; see $STATE/mvn.log"; }
-    echo "$sum" >"$LIBS/.pom.sha256"
-    log "  Kafka $(kafka_version): $(ls "$LIBS"/*.jar | wc -l) jars"
+  if [[ -f $dir/.pom.sha256 && "$(cat "$dir/.pom.sha256")" == "$sum" ]] && compgen -G "$dir/$glob" >/dev/null; then
+    log "  up to date ($name $($version))"
+    return
   fi
+  command -v mvn >/dev/null || die "mvn not found; needed once to fetch the $name jars (apt-get install maven)"
+  log "resolving $name jars with Maven (${pom#"$ROOT"/})…"
+  rm -rf "$dir"
+  mkdir -p "$dir"
+  mvn -q -B -f "$pom" dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$dir" \
+    >"$mvn_log" 2>&1 || { tail -n 30 "$mvn_log" >&2; die "mvn failed; see $mvn_log"; }
+  echo "$sum" >"$dir/.pom.sha256"
+  log "  $name $($version): $(ls "$dir"/*.jar | wc -l) jars"
 }
 
 # ---------------------------------------------------------------- kafka
