@@ -24,7 +24,7 @@ import { generateSpendTraffic } from '../../src/demo/traffic/index.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { ChainState, processEnvelopeBatch } from '../../src/pipeline/envelopes.js';
 import type { SourceRecord } from '../../src/pipeline/stream.js';
-import { FACT_NAMES, SLOT_NAMES, unfoldSlots } from '../../src/rows/envelope-facts.js';
+import { ENVELOPE_FACTS, FACT_NAMES, factSql, SLOT_NAMES, unfoldSlots, type FactName } from '../../src/rows/envelope-facts.js';
 import type { EnvelopeRow } from '../../src/rows/rows.js';
 import { clickhouseErrorCode, createClickHouse } from '../../src/sink/clickhouse/client.js';
 import { EnvelopeStore } from '../../src/sink/clickhouse/envelope-store.js';
@@ -223,6 +223,50 @@ test('0022 killed after any of its statements is finished by the next run; an ol
       }
     }
   } finally {
+    await rm(upTo21, { recursive: true, force: true });
+  }
+});
+
+test('the rollback in docs/operations.md: the facts ordinary columns again, an old version migrates, writes and probes, every fact reads the same', async () => {
+  const ctx = await testContext('fold_rollback');
+  const ch = createClickHouse(ctx.config.clickhouse);
+  const upTo21 = await migrationsUpTo(21);
+  try {
+    await migrate(ctx.config.clickhouse, MIGRATIONS_DIR, log);
+    await new EnvelopeStore(ch).insert(rows.slice(0, 300));
+    const zero = (fact: FactName): string => (ENVELOPE_FACTS[fact] === 'String' ? "''" : `to${ENVELOPE_FACTS[fact]}(0)`);
+    // The steps as written there, in order.
+    await ch.command({ query: `ALTER TABLE envelopes ${FACT_NAMES.map((f) => `MODIFY COLUMN ${f} ${ENVELOPE_FACTS[f]} DEFAULT ${factSql(f)}`).join(', ')}` });
+    await ch.command({ query: 'OPTIMIZE TABLE envelopes FINAL' });
+    await ch.command({ query: `ALTER TABLE envelopes ${FACT_NAMES.map((f) => `MODIFY COLUMN ${f} ${ENVELOPE_FACTS[f]} DEFAULT ${zero(f)}`).join(', ')}` });
+    await ch.command({ query: 'DROP TABLE envelopes_probe' });
+    await ch.command({ query: 'CREATE TABLE envelopes_probe AS envelopes ENGINE = Null' });
+    await ch.command({ query: 'ALTER TABLE schema_migrations DELETE WHERE version = 22' });
+
+    // The old version: nothing to apply, and its writer's inserts and probes are taken.
+    assert.deepEqual((await migrate(ctx.config.clickhouse, upTo21, log)).applied, []);
+    const late = rows.slice(300, 400).map(oldLayout);
+    await insertTsv(ch, 'envelopes_probe', late, OLD_COLUMNS);
+    await insertTsv(ch, 'envelopes', late, OLD_COLUMNS);
+
+    const parts = await query<{ facts: string }>(
+      ctx,
+      `SELECT countIf(column IN (${FACT_NAMES.map((f) => `'${f}'`).join(', ')})) AS facts FROM system.parts_columns
+       WHERE database = currentDatabase() AND table = 'envelopes' AND active GROUP BY name`,
+    );
+    assert.ok(parts.length >= 2);
+    for (const p of parts) assert.equal(Number(p.facts), FACT_NAMES.length, 'every part stores the facts again');
+    const got = await query<Record<string, unknown>>(ctx, everyFact);
+    assert.equal(got.length, Math.min(rows.length, 400));
+    const byOffset = new Map(got.map((r) => [`${String(r['kafka_offset'])}/${String(r['verdict'])}`, r]));
+    for (const row of rows.slice(0, 400)) {
+      const want = unfoldSlots(row.kind_class, row);
+      const stored = byOffset.get(`${row.kafka_offset}/${row.verdict}`)!;
+      for (const fact of FACT_NAMES) assert.equal(String(stored[fact]), String(want[fact]), `${row.loop_id}/${row.seq} ${fact}`);
+    }
+  } finally {
+    await ch.close();
+    await ctx.cleanup();
     await rm(upTo21, { recursive: true, force: true });
   }
 });
