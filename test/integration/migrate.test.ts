@@ -129,3 +129,36 @@ test('a run killed half-way through 0008 (some columns added, the file not recor
     await rm(upTo8, { recursive: true, force: true });
   }
 });
+
+test('a run whose statement outlasts the stale time keeps its lock: a second run waits for it instead of taking it', async () => {
+  // A database of its own, and a migration that runs ~6 s against a lock that goes stale after 2 s unless renewed.
+  const settings = { ...ctx.config.clickhouse, database: `${ctx.config.clickhouse.database}_lock` };
+  const dir = await mkdtemp(join(tmpdir(), 'mig-'));
+  await writeFile(join(dir, '0001_slow.sql'), 'CREATE TABLE IF NOT EXISTS slow (x UInt8) ENGINE = Log;\nSELECT sleep(3);\nSELECT sleep(3);\n');
+  const log = createLogger('error');
+  const lock = { staleMs: 2_000, renewMs: 300, waitMs: 60_000 };
+  const ch = createClickHouse(settings, 'system');
+  try {
+    const first = migrate(settings, dir, log, { lock });
+    // The second run starts once the first holds the lock.
+    const deadline = Date.now() + 30_000;
+    while (Date.now() < deadline) {
+      const [held] = await ch
+        .query({ query: `SELECT count() AS n FROM system.tables WHERE database = '${settings.database}' AND name = 'schema_migrations_lock'`, format: 'JSONEachRow' })
+        .then((r) => r.json<{ n: string }>());
+      if (held?.n === '1') break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const second = migrate(settings, dir, log, { lock });
+    const [a, b] = await Promise.all([first, second]);
+    assert.deepEqual([a.applied.map((m) => m.version), b.applied.map((m) => m.version)], [[1], []], 'the first run applied 0001, the second found it applied');
+    const [recorded] = await ch
+      .query({ query: `SELECT count() AS n FROM ${settings.database}.schema_migrations WHERE version = 1`, format: 'JSONEachRow' })
+      .then((r) => r.json<{ n: string }>());
+    assert.equal(recorded?.n, '1');
+  } finally {
+    await ch.command({ query: `DROP DATABASE IF EXISTS ${settings.database}` });
+    await ch.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+});

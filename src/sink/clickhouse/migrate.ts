@@ -5,6 +5,8 @@
  * ClickHouse has no transactions, so "exactly once" rests on three things:
  * - a lock that is a table: `CREATE TABLE` (without IF NOT EXISTS) succeeds for
  *   one process only, so two `migrate` runs at once apply each file once;
+ *   the holder renews it while it runs, and one not renewed for
+ *   STALE_LOCK_MS is a killed run's, broken by the next;
  * - every statement in a migration is idempotent (`IF NOT EXISTS`, or an
  *   `ADD COLUMN` whose column is already there counting as done, since
  *   ClickHouse 18.16 has no `ADD COLUMN IF NOT EXISTS`), so a run killed
@@ -17,6 +19,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { ClickHouseClient } from '@clickhouse/client';
+import { failureMessage } from '../../observability/errors.js';
 import type { Logger } from '../../observability/logger.js';
 import { clickhouseErrorCode, createClickHouse, quoteIdent, quoteString, type ClickHouseSettings } from './client.js';
 
@@ -42,8 +45,15 @@ export interface MigrateResult {
 
 const FILE = /^(\d{4})_([a-z0-9_]+)\.sql$/;
 const LOCK_TABLE = 'schema_migrations_lock';
-/** A lock older than this is taken to be left by a killed run. */
+/** A lock not renewed for this long is taken to be left by a killed run. */
 const STALE_LOCK_MS = 10 * 60_000;
+/**
+ * How often a run renews the lock it holds (a row with a new taken_at): one
+ * statement may run for an hour (STATEMENT_TIMEOUT_MS), far past
+ * STALE_LOCK_MS, and a second run must not take a live run's lock for a
+ * killed one's.
+ */
+const LOCK_RENEW_MS = 60_000;
 /**
  * How long one migration statement may run (the HTTP request's timeout).
  * Past it the run fails and the server goes on with the statement; the next
@@ -158,7 +168,17 @@ export async function loadMigrations(dir: string): Promise<Migration[]> {
   return migrations;
 }
 
-async function acquireLock(ch: ClickHouseClient, owner: string, log: Logger, waitMs: number): Promise<void> {
+/** The timings of the migration lock (tests shorten them). */
+export interface LockTimings {
+  /** How long to wait for another run's lock before giving up. */
+  readonly waitMs: number;
+  /** A lock not renewed for this long is broken (STALE_LOCK_MS). */
+  readonly staleMs: number;
+  /** How often the holder renews it (LOCK_RENEW_MS). */
+  readonly renewMs: number;
+}
+
+async function acquireLock(ch: ClickHouseClient, owner: string, log: Logger, { waitMs, staleMs }: LockTimings): Promise<void> {
   const deadline = Date.now() + waitMs;
   let announced = false;
   for (;;) {
@@ -170,11 +190,12 @@ async function acquireLock(ch: ClickHouseClient, owner: string, log: Logger, wai
       if (!isAlreadyExists(err)) throw err;
     }
     const holder = await ch
-      .query({ query: `SELECT owner, toUInt32(taken_at) AS taken_at FROM ${LOCK_TABLE} LIMIT 1`, format: 'JSONEachRow' })
+      // The newest row: the holder renews the lock by adding rows.
+      .query({ query: `SELECT owner, toUInt32(max(taken_at)) AS taken_at FROM ${LOCK_TABLE} GROUP BY owner LIMIT 1`, format: 'JSONEachRow' })
       .then((r) => r.json<{ owner: string; taken_at: number }>())
       .catch(() => []);
     const row = holder[0];
-    if (row && Date.now() - row.taken_at * 1000 > STALE_LOCK_MS) {
+    if (row && Date.now() - row.taken_at * 1000 > staleMs) {
       log.warn('breaking a stale migration lock', { owner: row.owner, takenAt: new Date(row.taken_at * 1000).toISOString() });
       await ch.command({ query: `DROP TABLE IF EXISTS ${LOCK_TABLE}` });
       continue;
@@ -186,6 +207,17 @@ async function acquireLock(ch: ClickHouseClient, owner: string, log: Logger, wai
     if (Date.now() > deadline) throw new Error(`migration lock ${LOCK_TABLE} still held by ${row?.owner ?? 'another run'} after ${waitMs} ms`);
     await new Promise((r) => setTimeout(r, 200));
   }
+}
+
+/** Renews the lock every `renewMs` until the returned function is called. */
+function renewLock(ch: ClickHouseClient, owner: string, log: Logger, renewMs: number): () => void {
+  const timer = setInterval(() => {
+    ch.insert({ table: LOCK_TABLE, values: [{ owner, taken_at: Math.floor(Date.now() / 1000) }], format: 'JSONEachRow' }).catch((err: unknown) =>
+      log.warn('could not renew the migration lock; another run may take it for a killed one after it goes stale', { error: failureMessage(err) }),
+    );
+  }, renewMs);
+  timer.unref();
+  return () => clearInterval(timer);
 }
 
 /** ClickHouse error 57 is TABLE_ALREADY_EXISTS on 18.16 and current versions. */
@@ -226,7 +258,7 @@ export async function migrate(
   settings: ClickHouseSettings,
   dir: string,
   log: Logger,
-  options: { lockWaitMs?: number } = {},
+  options: { lock?: Partial<LockTimings> } = {},
 ): Promise<MigrateResult> {
   const migrations = await loadMigrations(dir);
   // `system`, not `default`: a user confined to its database (allow_databases)
@@ -245,7 +277,9 @@ export async function migrate(
     await ch.command({
       query: `CREATE TABLE IF NOT EXISTS schema_migrations (version UInt32, name String, checksum String, applied_at DateTime) ENGINE = MergeTree ORDER BY version`,
     });
-    await acquireLock(ch, owner, log, options.lockWaitMs ?? 120_000);
+    const lock: LockTimings = { waitMs: 120_000, staleMs: STALE_LOCK_MS, renewMs: LOCK_RENEW_MS, ...options.lock };
+    await acquireLock(ch, owner, log, lock);
+    const stopRenewing = renewLock(ch, owner, log, lock.renewMs);
     try {
       const rows = await ch
         .query({ query: 'SELECT version, name, checksum FROM schema_migrations ORDER BY version', format: 'JSONEachRow' })
@@ -273,6 +307,7 @@ export async function migrate(
       }
       return { applied, alreadyApplied: migrations.length - applied.length };
     } finally {
+      stopRenewing();
       await ch.command({ query: `DROP TABLE IF EXISTS ${LOCK_TABLE}` });
     }
   } finally {
