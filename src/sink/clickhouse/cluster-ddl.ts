@@ -30,6 +30,13 @@ export interface ClusterTarget {
 export interface RenderedStatement {
   readonly sql: string;
   readonly where: 'here' | 'every-server';
+  /**
+   * Error codes whose reply does not say the statement failed, because the
+   * statement after it checks what it did (on every server): 18.16 answers
+   * OPTIMIZE … ON CLUSTER of a replicated table taken by a non-leader replica
+   * with code 49 "Unknown log entry type: 0" after its leader merged.
+   */
+  readonly checkedAfter?: readonly number[];
 }
 
 export interface RenderedMigration {
@@ -38,9 +45,20 @@ export interface RenderedMigration {
 }
 
 /** What a name is, as the migrations so far made it: a table pair, another table, or a view. */
-type Kind = 'pair' | 'table' | 'view';
+export type Kind = 'pair' | 'table' | 'view';
+
+/** What the migrations so far made of each name, and how to make its unreplicated tables again. */
+interface Catalog {
+  readonly kinds: Map<string, Kind>;
+  /** A pair's Distributed sharding key. */
+  readonly keys: Map<string, string>;
+  /** A Null table's source (it was created `AS` it). */
+  readonly twins: Map<string, string>;
+}
 
 const IDENT = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** ClickHouse's LOGICAL_ERROR code. */
+const LOGICAL_ERROR = 49;
 
 const CREATE_MERGE = /^CREATE TABLE IF NOT EXISTS (\w+)\s*(\([\s\S]*\))\s*ENGINE\s*=\s*(\w*)MergeTree\b(?:\s*\(([^()]*)\))?([\s\S]*)$/i;
 const CREATE_AS = /^CREATE TABLE IF NOT EXISTS (\w+) AS (\w+) ENGINE\s*=\s*(Null)$/i;
@@ -69,23 +87,41 @@ export function renderMigrations(migrations: readonly Migration[], target: Clust
   for (const [what, name] of [['cluster', target.cluster], ['database', target.database]] as const) {
     if (!IDENT.test(name)) throw new Error(`cluster DDL: the ${what} name ${JSON.stringify(name)} is not a plain identifier`);
   }
-  const kinds = new Map<string, Kind>();
+  const catalog: Catalog = { kinds: new Map(), keys: new Map(), twins: new Map() };
   return migrations.map((migration) => ({
     migration,
-    statements: migration.statements.flatMap((statement, i) => {
+    statements: coalesceRemakes(migration.statements.flatMap((statement, i) => {
       try {
-        return renderStatement(statement, target, kinds);
+        return renderStatement(statement, target, catalog);
       } catch (err) {
         const where = `${String(migration.version).padStart(4, '0')}_${migration.name} statement ${i + 1}`;
         throw new Error(`cluster DDL, ${where}: ${(err as Error).message}`, { cause: err });
       }
-    }),
+    })),
   }));
 }
 
-/** One statement's cluster form; `kinds` learns what it creates or drops. */
-function renderStatement(sql: string, t: ClusterTarget, kinds: Map<string, Kind>): RenderedStatement[] {
-  const here = (text: string): RenderedStatement => ({ sql: text, where: 'here' });
+/** A rendered statement, or the making again of an unreplicated table (remake()), before coalescing. */
+type Step = RenderedStatement | { readonly remake: string; readonly statements: readonly RenderedStatement[] };
+
+/**
+ * Only the last remake of a run: a remake followed by an ALTER of the same
+ * table's local half, or by the same remake, is left out (0008's 33 ADD
+ * COLUMNs remake envelopes once, not 33 times).
+ */
+function coalesceRemakes(steps: readonly Step[]): RenderedStatement[] {
+  return steps.flatMap((step, i) => {
+    if (!('remake' in step)) return [step];
+    const next = steps[i + 1];
+    const again = next !== undefined && ('remake' in next ? next.remake === step.remake : next.sql.startsWith(`ALTER TABLE `) && next.sql.includes(`.${localName(step.remake)} ON CLUSTER `));
+    return again ? [] : step.statements;
+  });
+}
+
+/** One statement's cluster form; the catalog learns what it creates or drops. */
+function renderStatement(sql: string, t: ClusterTarget, catalog: Catalog): Step[] {
+  const { kinds } = catalog;
+  const here = (text: string): Step => ({ sql: text, where: 'here' });
   const on = `ON CLUSTER ${t.cluster}`;
   const q = (name: string): string => `${t.database}.${name}`;
   let m: RegExpExecArray | null;
@@ -95,15 +131,18 @@ function renderStatement(sql: string, t: ClusterTarget, kinds: Map<string, Kind>
     const path = `'/clickhouse/tables/{shard}/${t.database}/${local}', '{replica}'`;
     const engineArgs = args === undefined || args.trim() === '' ? path : `${path}, ${args.trim()}`;
     kinds.set(name, 'pair');
+    catalog.keys.set(name, shardKey(rest));
     return [
       here(`CREATE TABLE IF NOT EXISTS ${q(local)} ${on} ${columns}\nENGINE = Replicated${variant}MergeTree(${engineArgs})${rest}`),
-      here(`CREATE TABLE IF NOT EXISTS ${q(name)} ${on} AS ${q(local)}\nENGINE = Distributed(${t.cluster}, ${t.database}, ${local}, ${shardKey(rest)})`),
+      here(createUnreplicated(name, t, catalog)),
     ];
   }
   if ((m = CREATE_AS.exec(sql))) {
     const [, name, source, engine] = m as unknown as [string, string, string, string];
+    if (engine.toLowerCase() !== 'null') throw new Error(`only a Null table may be created AS another, not ${engine}`);
     kinds.set(name, 'table');
-    return [here(`CREATE TABLE IF NOT EXISTS ${q(name)} ${on} AS ${q(kinds.get(source) === 'pair' ? localName(source) : source)} ENGINE = ${engine}`)];
+    catalog.twins.set(name, source);
+    return [here(createUnreplicated(name, t, catalog))];
   }
   if ((m = CREATE_MV.exec(sql))) {
     const [, name, target, body] = m as unknown as [string, string, string, string];
@@ -114,29 +153,32 @@ function renderStatement(sql: string, t: ClusterTarget, kinds: Map<string, Kind>
   if ((m = CREATE_VIEW.exec(sql))) {
     const [, name, body] = m as unknown as [string, string, string];
     kinds.set(name, 'view');
-    return [here(`CREATE VIEW IF NOT EXISTS ${q(name)} ${on} AS${globalIn(body)}`)];
+    return [here(`CREATE VIEW IF NOT EXISTS ${q(name)} ${on} AS${globalIn(qualified(body, t.database, kinds))}`)];
   }
   if ((m = DROP.exec(sql))) {
     const [, name] = m as unknown as [string, string];
     const kind = kinds.get(name);
     kinds.delete(name);
+    catalog.twins.delete(name);
     const drops = [here(`DROP TABLE IF EXISTS ${q(name)} ${on}`)];
     // The Distributed table first: no reader is left naming a dropped local table.
     return kind === 'pair' ? [...drops, here(`DROP TABLE IF EXISTS ${q(localName(name))} ${on}`)] : drops;
   }
   if ((m = ALTER.exec(sql))) {
     const [, name, commands] = m as unknown as [string, string, string];
-    if (kinds.get(name) !== 'pair') return [here(`ALTER TABLE ${q(name)} ${on} ${commands}`)];
-    const local = here(`ALTER TABLE ${q(localName(name))} ${on} ${commands}`);
-    const distributed = here(`ALTER TABLE ${q(name)} ${on} ${commands}`);
-    // A column is added to the stored table before the Distributed one reads
-    // it, and goes from the Distributed one before the stored one loses it.
-    return /\bDROP\s+COLUMN\b/i.test(commands) ? [distributed, local] : [local, distributed];
+    // 18.16 runs an ALTER ON CLUSTER only on replicated tables where the
+    // cluster's shards replicate (code 371 on a Distributed or Null table):
+    // the replicated local table is altered, and the unreplicated tables made
+    // from it are made again, with its columns (remake).
+    if (kinds.get(name) === 'pair') return [here(`ALTER TABLE ${q(localName(name))} ${on} ${commands}`), remake(name, t, catalog)];
+    if (catalog.twins.has(name)) return [remake(name, t, catalog)];
+    throw new Error(`ALTER of ${name}, neither a table pair nor a Null twin`);
   }
   if ((m = OPTIMIZE.exec(sql))) {
     const [, name, final] = m as unknown as [string, string, string];
     const table = kinds.get(name) === 'pair' ? localName(name) : name;
-    return [here(`OPTIMIZE TABLE ${q(table)} ${on}${final}`)];
+    const optimize = here(`OPTIMIZE TABLE ${q(table)} ${on}${final}`);
+    return kinds.get(name) === 'pair' ? [{ ...optimize, checkedAfter: [LOGICAL_ERROR] }] : [optimize];
   }
   if (INSERT_SELECT.test(sql)) {
     // Through the Distributed tables: read from every shard, each row sent to
@@ -145,6 +187,33 @@ function renderStatement(sql: string, t: ClusterTarget, kinds: Map<string, Kind>
   }
   if (CHECK.test(sql)) return [{ sql: localTables(sql, kinds), where: 'every-server' }];
   throw new Error(`no cluster form for: ${sql.slice(0, 80).replace(/\s+/g, ' ')}…`);
+}
+
+/**
+ * The CREATE of an unreplicated table: a pair's Distributed half, or a Null
+ * twin, which copies its source's local table (a Null table stores nothing,
+ * so it is made again rather than altered).
+ */
+function createUnreplicated(name: string, t: ClusterTarget, catalog: Catalog): string {
+  const on = `ON CLUSTER ${t.cluster}`;
+  const key = catalog.keys.get(name);
+  if (key !== undefined && catalog.kinds.get(name) === 'pair') {
+    return `CREATE TABLE IF NOT EXISTS ${t.database}.${name} ${on} AS ${t.database}.${localName(name)}\nENGINE = Distributed(${t.cluster}, ${t.database}, ${localName(name)}, ${key})`;
+  }
+  const source = catalog.twins.get(name)!;
+  const from = catalog.kinds.get(source) === 'pair' ? localName(source) : source;
+  return `CREATE TABLE IF NOT EXISTS ${t.database}.${name} ${on} AS ${t.database}.${from} ENGINE = Null`;
+}
+
+/**
+ * An unreplicated table dropped and created again from what it copies, so it
+ * has the columns its local table has now (ALIAS columns too). Both are ON
+ * CLUSTER and idempotent. A Distributed table holds no rows of its own, only,
+ * with insert_distributed_sync=0, blocks not sent yet: stop the writers first.
+ */
+function remake(name: string, t: ClusterTarget, catalog: Catalog): Step {
+  const statements = [`DROP TABLE IF EXISTS ${t.database}.${name} ON CLUSTER ${t.cluster}`, createUnreplicated(name, t, catalog)];
+  return { remake: name, statements: statements.map((sql) => ({ sql, where: 'here' as const })) };
 }
 
 /**
@@ -170,6 +239,18 @@ export function shardKey(tableClauses: string): string {
  */
 export function globalIn(body: string): string {
   return body.replace(/(?<!GLOBAL\s+)\b((?:NOT\s+)?IN)\s*\(\s*SELECT\b/gi, (_all, op: string) => `GLOBAL ${op} (SELECT`);
+}
+
+/**
+ * A view's body with the tables and views it reads named with their database.
+ * Each server creates an ON CLUSTER view from its DDL queue, in its default
+ * database, and 18.16 reads the body there to learn the view's columns: an
+ * unqualified `envelopes` is `default.envelopes` (code 60, seen on 18.16).
+ */
+function qualified(body: string, database: string, kinds: ReadonlyMap<string, Kind>): string {
+  return body.replace(/\b(FROM|JOIN)(\s+)(\w+)\b(?!\.)/gi, (all, word: string, space: string, name: string) =>
+    kinds.has(name) ? `${word}${space}${database}.${name}` : all,
+  );
 }
 
 /**

@@ -274,7 +274,7 @@ export async function migrate(
           continue;
         }
         log.info('applying migration', { version: m.version, name: m.name, statements: statements.length, ...(target ? { cluster: target.cluster } : {}) });
-        for (const statement of statements) await runStatement(ch, statement, settings, servers);
+        for (const statement of statements) await runStatement(ch, statement, settings, servers, log);
         await ch.insert({
           table: 'schema_migrations',
           values: [{ version: m.version, name: m.name, checksum: m.checksum, applied_at: Math.floor(Date.now() / 1000) }],
@@ -296,17 +296,45 @@ export async function migrate(
  * … SELECT waits until every row is on its shard, so the migration is only
  * recorded once they are), `every-server` once per server of the cluster.
  */
-async function runStatement(ch: ClickHouseClient, statement: RenderedStatement, settings: ClickHouseSettings, servers: readonly ServerAddress[]): Promise<void> {
+async function runStatement(
+  ch: ClickHouseClient,
+  statement: RenderedStatement,
+  settings: ClickHouseSettings,
+  servers: readonly ServerAddress[],
+  log: Logger,
+): Promise<void> {
   if (statement.where === 'here') {
-    await applyStatement(ch, statement.sql, settings.cluster === undefined ? undefined : { insert_distributed_sync: 1 });
+    try {
+      await applyStatement(ch, statement.sql, settings.cluster === undefined ? undefined : { insert_distributed_sync: 1 });
+    } catch (err) {
+      const code = clickhouseErrorCode(err);
+      if (code === undefined || !statement.checkedAfter?.includes(code)) throw err;
+      log.warn('a cluster statement failed in its reply only; the next statement checks its effect on every server', { code, statement: statement.sql });
+    }
     return;
   }
   const { user, password } = credentials(settings);
-  for (const server of servers) {
+  for (const server of servers) await checkAt(ch, atServer(statement.sql, server, settings.database, { user, password }), server, settings, log);
+}
+
+/** ClickHouse's FUNCTION_THROW_IF_VALUE_IS_NON_ZERO: a migration check (`SELECT throwIf(…)`) found what it guards against. */
+const CHECK_FAILED = 395;
+/** How long a check waits for a server's replica to catch up (a merge its leader assigned) before it fails the migration. */
+const REPLICA_CATCH_UP_MS = 60_000;
+
+/** A check on one server; failed, it is asked again while that server's replica may still be merging. */
+async function checkAt(ch: ClickHouseClient, query: string, server: ServerAddress, settings: ClickHouseSettings, log: Logger): Promise<void> {
+  const deadline = Date.now() + REPLICA_CATCH_UP_MS;
+  for (;;) {
     try {
-      await ch.command({ query: atServer(statement.sql, server, settings.database, { user, password }) });
+      await ch.command({ query });
+      return;
     } catch (err) {
-      throw new Error(`migration check failed on server ${server.host}:${server.port} of cluster ${settings.cluster}: ${(err as Error).message}`, { cause: err });
+      if (clickhouseErrorCode(err) !== CHECK_FAILED || Date.now() > deadline) {
+        throw new Error(`migration check failed on server ${server.host}:${server.port} of cluster ${settings.cluster}: ${(err as Error).message}`, { cause: err });
+      }
+      log.info('migration check not yet true on a server; waiting for its replica', { server: `${server.host}:${server.port}` });
+      await new Promise((r) => setTimeout(r, 1000));
     }
   }
 }
