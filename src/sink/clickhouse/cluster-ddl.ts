@@ -90,15 +90,20 @@ export function renderMigrations(migrations: readonly Migration[], target: Clust
   const catalog: Catalog = { kinds: new Map(), keys: new Map(), twins: new Map() };
   return migrations.map((migration) => ({
     migration,
-    statements: coalesceRemakes(migration.statements.flatMap((statement, i) => {
+    statements: checkedOnlyBeforeACheck(coalesceRemakes(migration.statements.flatMap((statement, i) => {
       try {
         return renderStatement(statement, target, catalog);
       } catch (err) {
         const where = `${String(migration.version).padStart(4, '0')}_${migration.name} statement ${i + 1}`;
         throw new Error(`cluster DDL, ${where}: ${(err as Error).message}`, { cause: err });
       }
-    })),
+    }))),
   }));
+}
+
+/** A failed reply is taken for done only where an every-server check comes next (0022); elsewhere it fails the run. */
+function checkedOnlyBeforeACheck(statements: readonly RenderedStatement[]): RenderedStatement[] {
+  return statements.map((s, i) => (s.checkedAfter === undefined || statements[i + 1]?.where === 'every-server' ? s : { sql: s.sql, where: s.where }));
 }
 
 /** A rendered statement, or the making again of an unreplicated table (remake()), before coalescing. */

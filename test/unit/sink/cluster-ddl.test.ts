@@ -165,7 +165,14 @@ test('on a cluster the Null probe tables copy the local table, and 0022 optimize
   const all = await rendered();
   assert.ok(all.some((s) => s.sql === 'CREATE TABLE IF NOT EXISTS ledger_db.envelopes_probe ON CLUSTER agentledger AS ledger_db.envelopes_local ENGINE = Null'));
   const v22 = all.filter((s) => s.version === 22);
-  assert.ok(v22.some((s) => s.sql === 'OPTIMIZE TABLE ledger_db.envelopes_local ON CLUSTER agentledger FINAL'));
+  const optimize = v22.findIndex((s) => s.sql === 'OPTIMIZE TABLE ledger_db.envelopes_local ON CLUSTER agentledger FINAL');
+  assert.ok(optimize >= 0);
+  // Its code 49 reply is taken for done only because the check on every server comes next.
+  assert.equal(v22[optimize + 1]?.where, 'every-server');
+  const lone: Migration = { version: 1, name: 'x', checksum: '', statements: ['CREATE TABLE IF NOT EXISTS a (x UInt8) ENGINE = MergeTree ORDER BY x', 'OPTIMIZE TABLE a FINAL'] };
+  assert.equal(renderMigrations([lone], TARGET)[0]!.statements.at(-1)?.checkedAfter, undefined, 'an OPTIMIZE with no check after it fails on any error');
+  const full = renderMigrations(await loadMigrations(MIGRATIONS_DIR), TARGET)[21]!.statements;
+  assert.deepEqual(full.find((s) => s.sql.startsWith('OPTIMIZE'))?.checkedAfter, [49]);
   const checks = all.filter((s) => s.where === 'every-server');
   assert.equal(checks.length, 1);
   assert.equal(checks[0]!.version, 22);
