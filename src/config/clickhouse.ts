@@ -27,6 +27,19 @@ const vars = {
       .default('agentledger'),
     'ClickHouse database holding agentledger\'s tables.',
   ),
+  AGENTLEDGER_CLICKHOUSE_CLUSTER: setting(
+    z
+      .string()
+      .regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, 'expected a cluster name of remote_servers (letters, digits, _)')
+      .optional(),
+    `ClickHouse cluster (a name in the servers' \`remote_servers\`, see
+     \`system.clusters\`) the schema spans: \`migrate\` then creates each table as
+     a \`Replicated*MergeTree\` \`<table>_local\` on every server plus a
+     \`Distributed\` \`<table>\` over it, all \`ON CLUSTER\` (docs/architecture.md
+     "One schema, two engines"). Set it before the first \`migrate\`: a database
+     migrated without it stays single-node.`,
+    { unset: 'one server: plain MergeTree tables' },
+  ),
   AGENTLEDGER_CLICKHOUSE_MIGRATOR_USER: setting(
     userName.optional(),
     `ClickHouse user for schema changes: the \`migrate\` command, and \`ingest\`'s
@@ -52,6 +65,8 @@ export const clickhouse = service({
       user: e.AGENTLEDGER_CLICKHOUSE_USER,
       password: e.AGENTLEDGER_CLICKHOUSE_PASSWORD,
       database: e.AGENTLEDGER_CLICKHOUSE_DATABASE,
+      /** The cluster the schema spans (ON CLUSTER, replicated and Distributed tables); undefined: one server. */
+      cluster: e.AGENTLEDGER_CLICKHOUSE_CLUSTER,
       /** PEM file of a private CA for an https:// URL. */
       caFile: e.AGENTLEDGER_CLICKHOUSE_CA_FILE,
       /** Who runs migrations: AGENTLEDGER_CLICKHOUSE_MIGRATOR_USER, else the main user (see migratorSettings()). */

@@ -162,3 +162,20 @@ test('a run whose statement outlasts the stale time keeps its lock: a second run
     await rm(dir, { recursive: true, force: true });
   }
 });
+
+test('AGENTLEDGER_CLICKHOUSE_CLUSTER naming a cluster the server does not list stops migrate with one line, before anything is created', async () => {
+  const settings = { ...ctx.config.clickhouse, cluster: 'agentledger_no_such_cluster', database: `${ctx.config.clickhouse.database}_nocluster` };
+  await assert.rejects(
+    migrate(settings, MIGRATIONS_DIR, createLogger('error')),
+    /^Error: AGENTLEDGER_CLICKHOUSE_CLUSTER=agentledger_no_such_cluster: the ClickHouse server has no such cluster in system\.clusters/,
+  );
+  const ch = createClickHouse(ctx.config.clickhouse, 'system');
+  try {
+    const rows = await ch
+      .query({ query: `SELECT count() AS n FROM system.databases WHERE name = '${settings.database}'`, format: 'JSONEachRow' })
+      .then((r) => r.json<{ n: string }>());
+    assert.equal(Number(rows[0]?.n), 0, 'no database created');
+  } finally {
+    await ch.close();
+  }
+});

@@ -18,10 +18,11 @@ import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import type { ClickHouseClient } from '@clickhouse/client';
+import type { ClickHouseClient, ClickHouseSettings as ClickHouseCommandSettings } from '@clickhouse/client';
 import { failureMessage } from '../../observability/errors.js';
 import type { Logger } from '../../observability/logger.js';
-import { clickhouseErrorCode, createClickHouse, quoteIdent, quoteString, type ClickHouseSettings } from './client.js';
+import { clickhouseErrorCode, createClickHouse, credentials, quoteIdent, quoteString, type ClickHouseSettings } from './client.js';
+import { atServer, bookkeepingTable, renderMigrations, type ClusterTarget, type RenderedStatement, type ServerAddress } from './cluster-ddl.js';
 
 export interface Migration {
   readonly version: number;
@@ -80,11 +81,12 @@ export interface AddedColumn {
   readonly type: string;
 }
 
-// One column per statement: with several, a half-applied statement could not
+// One column per statement (its cluster form, `db.t ON CLUSTER c`, too: it
+// is looked up in the database migrate is connected to): with several, a half-applied statement could not
 // be told from a done one. The DEFAULT expression may hold commas inside
 // parentheses or quotes (a function's arguments), never at its top level,
 // where a comma would start a second command (topLevelComma).
-const ADD_COLUMN = /^ALTER\s+TABLE\s+(\w+)\s+ADD\s+COLUMN\s+(\w+)\s+(\w+(?:\([^()]*\))?)(?:\s+DEFAULT\s+([\s\S]+))?$/i;
+const ADD_COLUMN = /^ALTER\s+TABLE\s+(?:\w+\.)?(\w+)(?:\s+ON\s+CLUSTER\s+\w+)?\s+ADD\s+COLUMN\s+(\w+)\s+(\w+(?:\([^()]*\))?)(?:\s+DEFAULT\s+([\s\S]+))?$/i;
 
 /** The column a statement adds, when it is a single-column ADD COLUMN; else undefined. */
 export function addedColumn(statement: string): AddedColumn | undefined {
@@ -126,9 +128,9 @@ const COLUMN_EXISTS_CODES: ReadonlySet<number> = new Set([15, 44]);
  * That is confirmed in system.columns, type included, so another refusal
  * under the same code (or a column of another type) is never taken for done.
  */
-export async function applyStatement(ch: ClickHouseClient, statement: string): Promise<void> {
+export async function applyStatement(ch: ClickHouseClient, statement: string, settings?: ClickHouseCommandSettings): Promise<void> {
   try {
-    await ch.command({ query: statement });
+    await ch.command({ query: statement, ...(settings === undefined ? {} : { clickhouse_settings: settings }) });
   } catch (err) {
     const added = addedColumn(statement);
     const code = clickhouseErrorCode(err);
@@ -178,12 +180,12 @@ export interface LockTimings {
   readonly renewMs: number;
 }
 
-async function acquireLock(ch: ClickHouseClient, owner: string, log: Logger, { waitMs, staleMs }: LockTimings): Promise<void> {
+async function acquireLock(ch: ClickHouseClient, owner: string, log: Logger, { waitMs, staleMs }: LockTimings, target: ClusterTarget | undefined): Promise<void> {
   const deadline = Date.now() + waitMs;
   let announced = false;
   for (;;) {
     try {
-      await ch.command({ query: `CREATE TABLE ${LOCK_TABLE} (owner String, taken_at DateTime) ENGINE = Log` });
+      await ch.command({ query: bookkeepingTable(LOCK_TABLE, 'owner String, taken_at DateTime', '', target, false) });
       await ch.insert({ table: LOCK_TABLE, values: [{ owner, taken_at: Math.floor(Date.now() / 1000) }], format: 'JSONEachRow' });
       return;
     } catch (err) {
@@ -197,7 +199,7 @@ async function acquireLock(ch: ClickHouseClient, owner: string, log: Logger, { w
     const row = holder[0];
     if (row && Date.now() - row.taken_at * 1000 > staleMs) {
       log.warn('breaking a stale migration lock', { owner: row.owner, takenAt: new Date(row.taken_at * 1000).toISOString() });
-      await ch.command({ query: `DROP TABLE IF EXISTS ${LOCK_TABLE}` });
+      await ch.command({ query: dropLock(target) });
       continue;
     }
     if (!announced) {
@@ -218,6 +220,10 @@ function renewLock(ch: ClickHouseClient, owner: string, log: Logger, renewMs: nu
   }, renewMs);
   timer.unref();
   return () => clearInterval(timer);
+}
+
+function dropLock(target: ClusterTarget | undefined): string {
+  return target === undefined ? `DROP TABLE IF EXISTS ${LOCK_TABLE}` : `DROP TABLE IF EXISTS ${target.database}.${LOCK_TABLE} ON CLUSTER ${target.cluster}`;
 }
 
 /** ClickHouse error 57 is TABLE_ALREADY_EXISTS on 18.16 and current versions. */
@@ -252,7 +258,9 @@ export async function migrationStatus(ch: ClickHouseClient, database: string, di
 
 /**
  * Creates the database if needed and applies every pending migration.
- * Safe to run twice and from two processes at once.
+ * Safe to run twice and from two processes at once. With `settings.cluster`,
+ * each statement runs in its cluster form (cluster-ddl.ts), the database and
+ * the bookkeeping tables too; without it, exactly as written.
  */
 export async function migrate(
   settings: ClickHouseSettings,
@@ -260,12 +268,16 @@ export async function migrate(
   log: Logger,
   options: { lock?: Partial<LockTimings> } = {},
 ): Promise<MigrateResult> {
-  const migrations = await loadMigrations(dir);
+  const target: ClusterTarget | undefined = settings.cluster === undefined ? undefined : { cluster: settings.cluster, database: settings.database };
+  // Rendered before anything is created: a statement without a cluster form stops the run here.
+  const migrations = renderMigrations(await loadMigrations(dir), target);
   // `system`, not `default`: a user confined to its database (allow_databases)
   // may not open `default`; every user may open `system`.
   const admin = createClickHouse(settings, 'system');
   try {
-    await admin.command({ query: `CREATE DATABASE IF NOT EXISTS ${quoteIdent(settings.database)}` });
+    if (target !== undefined) await clusterServers(admin, target);
+    const onCluster = target === undefined ? '' : ` ON CLUSTER ${target.cluster}`;
+    await admin.command({ query: `CREATE DATABASE IF NOT EXISTS ${quoteIdent(settings.database)}${onCluster}` });
   } finally {
     await admin.close();
   }
@@ -274,19 +286,18 @@ export async function migrate(
   const ch = createClickHouse(settings, settings.database, STATEMENT_TIMEOUT_MS);
   const owner = `${hostname()}:${process.pid}`;
   try {
-    await ch.command({
-      query: `CREATE TABLE IF NOT EXISTS schema_migrations (version UInt32, name String, checksum String, applied_at DateTime) ENGINE = MergeTree ORDER BY version`,
-    });
+    await ch.command({ query: bookkeepingTable('schema_migrations', 'version UInt32, name String, checksum String, applied_at DateTime', 'version', target, true) });
     const lock: LockTimings = { waitMs: 120_000, staleMs: STALE_LOCK_MS, renewMs: LOCK_RENEW_MS, ...options.lock };
-    await acquireLock(ch, owner, log, lock);
+    await acquireLock(ch, owner, log, lock, target);
     const stopRenewing = renewLock(ch, owner, log, lock.renewMs);
     try {
       const rows = await ch
         .query({ query: 'SELECT version, name, checksum FROM schema_migrations ORDER BY version', format: 'JSONEachRow' })
         .then((r) => r.json<{ version: number; name: string; checksum: string }>());
       const done = new Map(rows.map((r) => [Number(r.version), r]));
+      const servers = target === undefined ? [] : await clusterServers(ch, target);
       const applied: Migration[] = [];
-      for (const m of migrations) {
+      for (const { migration: m, statements } of migrations) {
         const before = done.get(m.version);
         if (before) {
           if (before.checksum !== m.checksum) {
@@ -296,8 +307,8 @@ export async function migrate(
           }
           continue;
         }
-        log.info('applying migration', { version: m.version, name: m.name, statements: m.statements.length });
-        for (const statement of m.statements) await applyStatement(ch, statement);
+        log.info('applying migration', { version: m.version, name: m.name, statements: statements.length, ...(target ? { cluster: target.cluster } : {}) });
+        for (const statement of statements) await runStatement(ch, statement, settings, servers, log);
         await ch.insert({
           table: 'schema_migrations',
           values: [{ version: m.version, name: m.name, checksum: m.checksum, applied_at: Math.floor(Date.now() / 1000) }],
@@ -308,10 +319,73 @@ export async function migrate(
       return { applied, alreadyApplied: migrations.length - applied.length };
     } finally {
       stopRenewing();
-      await ch.command({ query: `DROP TABLE IF EXISTS ${LOCK_TABLE}` });
+      await ch.command({ query: dropLock(target) });
     }
   } finally {
     await ch.close();
   }
 }
 
+/**
+ * Runs a rendered statement: `here` on this server (on a cluster, an INSERT
+ * … SELECT waits until every row is on its shard, so the migration is only
+ * recorded once they are), `every-server` once per server of the cluster.
+ */
+async function runStatement(
+  ch: ClickHouseClient,
+  statement: RenderedStatement,
+  settings: ClickHouseSettings,
+  servers: readonly ServerAddress[],
+  log: Logger,
+): Promise<void> {
+  if (statement.where === 'here') {
+    try {
+      await applyStatement(ch, statement.sql, settings.cluster === undefined ? undefined : { insert_distributed_sync: 1 });
+    } catch (err) {
+      const code = clickhouseErrorCode(err);
+      if (code === undefined || !statement.checkedAfter?.includes(code)) throw err;
+      log.warn('a cluster statement failed in its reply only; the next statement checks its effect on every server', { code, statement: statement.sql });
+    }
+    return;
+  }
+  const { user, password } = credentials(settings);
+  for (const server of servers) await checkAt(ch, atServer(statement.sql, server, settings.database, { user, password }), server, settings, log);
+}
+
+/** ClickHouse's FUNCTION_THROW_IF_VALUE_IS_NON_ZERO: a migration check (`SELECT throwIf(…)`) found what it guards against. */
+const CHECK_FAILED = 395;
+/** How long a check waits for a server's replica to catch up (a merge its leader assigned) before it fails the migration. */
+const REPLICA_CATCH_UP_MS = 60_000;
+
+/** A check on one server; failed, it is asked again while that server's replica may still be merging. */
+async function checkAt(ch: ClickHouseClient, query: string, server: ServerAddress, settings: ClickHouseSettings, log: Logger): Promise<void> {
+  const deadline = Date.now() + REPLICA_CATCH_UP_MS;
+  for (;;) {
+    try {
+      await ch.command({ query });
+      return;
+    } catch (err) {
+      if (clickhouseErrorCode(err) !== CHECK_FAILED || Date.now() > deadline) {
+        throw new Error(`migration check failed on server ${server.host}:${server.port} of cluster ${settings.cluster}: ${(err as Error).message}`, { cause: err });
+      }
+      log.info('migration check not yet true on a server; waiting for its replica', { server: `${server.host}:${server.port}` });
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+  }
+}
+
+/** The cluster's servers (system.clusters); a cluster the server does not know stops migrate with one line naming the setting. */
+async function clusterServers(ch: ClickHouseClient, target: ClusterTarget): Promise<ServerAddress[]> {
+  const rows = await ch
+    .query({
+      query: `SELECT host_address, port FROM system.clusters WHERE cluster = ${quoteString(target.cluster)} ORDER BY shard_num, replica_num`,
+      format: 'JSONEachRow',
+    })
+    .then((r) => r.json<{ host_address: string; port: number | string }>());
+  if (rows.length === 0) {
+    throw new Error(
+      `AGENTLEDGER_CLICKHOUSE_CLUSTER=${target.cluster}: the ClickHouse server has no such cluster in system.clusters (its remote_servers); unset it for a single server`,
+    );
+  }
+  return rows.map((r) => ({ host: r.host_address, port: Number(r.port) }));
+}
