@@ -89,6 +89,8 @@ test('up --cluster: every service answers, cluster.env points at it, replicas re
     const deadline = Date.now() + 30_000;
     while ((await query(18124, `SELECT count() FROM agentledger.${table}_local`)) !== '2' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 300));
     assert.equal(await query(18124, `SELECT id, v FROM agentledger.${table}_local ORDER BY id FORMAT CSV`), '1,"a"\n3,"c"');
+    // :18126 is shard 2's other replica: its Distributed read takes shard 2 from its own copy, so wait for row 2 to reach it too.
+    while ((await query(18126, `SELECT count() FROM agentledger.${table}_local`)) !== '1' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 300));
     assert.equal(await query(18126, `SELECT id FROM agentledger.${table} ORDER BY id FORMAT CSV`), '1\n2\n3');
     // The writer has no DDL, on the cluster's servers as on the single node.
     await assert.rejects(query(18124, `CREATE TABLE agentledger.${table}_x (a UInt8) ENGINE = Memory`, writer), /DDL queries are prohibited/);
