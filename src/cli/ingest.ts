@@ -5,6 +5,7 @@ import { createClickHouse } from '../sink/clickhouse/client.js';
 import { migrate } from '../sink/clickhouse/migrate.js';
 import { EnvelopeStore } from '../sink/clickhouse/envelope-store.js';
 import { CrazeStore } from '../sink/clickhouse/craze-store.js';
+import { stateSqlFor } from '../sink/clickhouse/replicas.js';
 import { CrazeStream } from '../pipeline/craze.js';
 import { EnvelopeStream } from '../pipeline/envelopes.js';
 import { Queue } from 'bullmq';
@@ -64,15 +65,17 @@ Options:
     let server: Server | undefined;
     if (config.metricsPort > 0) server = await serveMetrics(metrics, config.metricsPort, config.metricsHost);
     const clickhouse = createClickHouse(config.clickhouse);
+    // On a cluster, the state reads ask every replica (replicas.ts).
+    const stateSql = await stateSqlFor(clickhouse, config.clickhouse);
     const streams = [
       new EnvelopeStream(
         config.kafka.topics.envelopes,
-        new EnvelopeStore(clickhouse),
+        new EnvelopeStore(clickhouse, stateSql),
         { seqEncoding: config.envelopes.seqEncoding, maxPayloadBytes: config.envelopes.maxPayloadBytes },
         config.caches.headEntries,
         cacheMetrics(metrics, 'loop_heads'),
       ),
-      new CrazeStream(config.kafka.topics.craze, new CrazeStore(clickhouse), config.caches.crazeSessions, cacheMetrics(metrics, 'craze_sessions')),
+      new CrazeStream(config.kafka.topics.craze, new CrazeStore(clickhouse, stateSql), config.caches.crazeSessions, cacheMetrics(metrics, 'craze_sessions')),
     ];
     // Alert evaluations per flush (docs/alerts.md "Alerts"): added to Redis, run by
     // any worker; ingest goes on the same without Redis or without workers.

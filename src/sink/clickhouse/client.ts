@@ -30,6 +30,12 @@ export function clickhouseClientOptions(
     request_timeout: requestTimeoutMs,
     compression: { request: false, response: false },
     application: 'agentledger',
+    // On a cluster: an insert through a Distributed table is answered once its
+    // rows are on a replica of their shard, not while they wait in a local
+    // queue file; and a Distributed read asks a server of each shard over the
+    // network even when this server is one of them (18.16 refuses FINAL …
+    // ORDER BY read in-process: docs/architecture.md).
+    ...(settings.cluster === undefined ? {} : { clickhouse_settings: { insert_distributed_sync: 1, prefer_localhost_replica: 0 } }),
     // Failures are reported by agentledger's own logger, with context.
     log: { level: ClickHouseLogLevel.OFF },
     ...(settings.caFile === undefined ? {} : { tls: { ca_cert: read(settings.caFile) } }),

@@ -7,21 +7,26 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import { incarnationKey, type CrazeRow, type IncarnationHead } from '../../rows/rows.js';
 import { CRAZE_COLUMNS } from './columns.js';
 import { insertTsv } from './tsv.js';
+import { ONE_SERVER, type StateSql } from './replicas.js';
 import { inListChunks, partitionProgress, queryRows } from './sql.js';
 
 
 export class CrazeStore {
-  constructor(private readonly ch: ClickHouseClient) {}
+  /** `sql`: how a state read reaches the rows (on a cluster, every replica: replicas.ts). */
+  constructor(
+    private readonly ch: ClickHouseClient,
+    private readonly sql: StateSql = ONE_SERVER,
+  ) {}
 
   progress(topic: string, partition: number, since = 0): Promise<bigint> {
-    return partitionProgress(this.ch, 'craze_progress', topic, partition, since);
+    return partitionProgress(this.ch, 'craze_progress', topic, partition, since, this.sql);
   }
 
   /** Heads of every incarnation of the given sessions, keyed by incarnationKey(). */
   async heads(sessionIds: readonly string[]): Promise<Map<string, IncarnationHead>> {
     const heads = new Map<string, IncarnationHead>();
     for (const chunk of inListChunks(sessionIds)) {
-      const rows = await queryRows<{ session_id: string; incarnation: string; seq: string | number; account_state: string }>(this.ch, 'craze_heads', { sessions: chunk });
+      const rows = await queryRows<{ session_id: string; incarnation: string; seq: string | number; account_state: string }>(this.ch, 'craze_heads', { sessions: chunk }, this.sql);
       for (const r of rows) heads.set(incarnationKey(r.session_id, r.incarnation), { seq: Number(r.seq), accountState: r.account_state });
     }
     return heads;
@@ -31,7 +36,7 @@ export class CrazeStore {
   async seen(keys: readonly (readonly [string, string, number])[]): Promise<Set<string>> {
     const found = new Set<string>();
     for (const chunk of inListChunks(keys)) {
-      const rows = await queryRows<{ session_id: string; incarnation: string; seq: string | number }>(this.ch, 'craze_seen', { keys: chunk });
+      const rows = await queryRows<{ session_id: string; incarnation: string; seq: string | number }>(this.ch, 'craze_seen', { keys: chunk }, this.sql);
       for (const r of rows) found.add(`${incarnationKey(r.session_id, r.incarnation)}\u0000${Number(r.seq)}`);
     }
     return found;

@@ -8,6 +8,7 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import type { EnvelopeRow, StoredHead, StoredVersion } from '../../rows/rows.js';
 import { ENVELOPE_COLUMNS } from './columns.js';
 import { insertTsv } from './tsv.js';
+import { ONE_SERVER, type StateSql } from './replicas.js';
 import { inListChunks, partitionProgress, queryRows, querySql, renderSql } from './sql.js';
 
 /** Verdicts of rows that move a loop's chain forward (as in envelope_heads.sql). */
@@ -15,11 +16,15 @@ const HEAD_VERDICTS = new Set(['ok', 'mismatch', 'gap', 'time_regression']);
 
 
 export class EnvelopeStore {
-  constructor(private readonly ch: ClickHouseClient) {}
+  /** `sql`: how a state read reaches the rows (on a cluster, every replica: replicas.ts). */
+  constructor(
+    private readonly ch: ClickHouseClient,
+    private readonly sql: StateSql = ONE_SERVER,
+  ) {}
 
   /** The offset after the last stored record of a partition (0 when none), among rows inserted since `since`. */
   progress(topic: string, partition: number, since = 0): Promise<bigint> {
-    return partitionProgress(this.ch, 'envelope_progress', topic, partition, since);
+    return partitionProgress(this.ch, 'envelope_progress', topic, partition, since, this.sql);
   }
 
   /** Verified heads of the given loops, from loop_heads; loops with no stored envelope are absent. */
@@ -30,6 +35,7 @@ export class EnvelopeStore {
         this.ch,
         'envelope_heads',
         { loop_ids: chunk },
+        this.sql,
       );
       for (const r of rows) {
         heads.set(r.loop_id, {
@@ -49,7 +55,7 @@ export class EnvelopeStore {
   async versions(keys: readonly (readonly [string, number])[]): Promise<StoredVersion[]> {
     const found: StoredVersion[] = [];
     for (const chunk of inListChunks(keys)) {
-      const rows = await queryRows<{ loop_id: string; seq: string | number; hash: string; time_text: string; kind: string; payload: string }>(this.ch, 'envelope_versions', { keys: chunk });
+      const rows = await queryRows<{ loop_id: string; seq: string | number; hash: string; time_text: string; kind: string; payload: string }>(this.ch, 'envelope_versions', { keys: chunk }, this.sql);
       for (const r of rows) {
         found.push({
           loopId: r.loop_id,
@@ -114,12 +120,12 @@ export class EnvelopeStore {
    * an old head and judge its next envelope by it.
    */
   async rederive(topic: string, partition: number, from: bigint, since: number): Promise<void> {
-    await this.ch.command({ query: renderSql(querySql('loop_heads_rederive'), { topic, partition, from, since }) });
+    await this.ch.command({ query: renderSql(this.sql(querySql('loop_heads_rederive')), { topic, partition, from, since }) });
   }
 
   /** Whether loop_heads holds no head of a partition whose head-moving rows envelopes holds (the table was emptied or not restored). */
   async derivedLost(topic: string, partition: number): Promise<boolean> {
-    const [found] = await queryRows<{ stored: string | number; heads: string | number }>(this.ch, 'loop_heads_lost', { topic, partition });
+    const [found] = await queryRows<{ stored: string | number; heads: string | number }>(this.ch, 'loop_heads_lost', { topic, partition }, this.sql);
     return Number(found?.stored) > 0 && Number(found?.heads) === 0;
   }
 }

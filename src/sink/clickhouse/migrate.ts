@@ -23,6 +23,7 @@ import { failureMessage } from '../../observability/errors.js';
 import type { Logger } from '../../observability/logger.js';
 import { clickhouseErrorCode, createClickHouse, credentials, quoteIdent, quoteString, type ClickHouseSettings } from './client.js';
 import { atServer, bookkeepingTable, renderMigrations, type ClusterTarget, type RenderedStatement, type ServerAddress } from './cluster-ddl.js';
+import { clusterServers } from './replicas.js';
 
 export interface Migration {
   readonly version: number;
@@ -275,7 +276,7 @@ export async function migrate(
   // may not open `default`; every user may open `system`.
   const admin = createClickHouse(settings, 'system');
   try {
-    if (target !== undefined) await clusterServers(admin, target);
+    if (target !== undefined) await clusterServers(admin, target.cluster);
     const onCluster = target === undefined ? '' : ` ON CLUSTER ${target.cluster}`;
     await admin.command({ query: `CREATE DATABASE IF NOT EXISTS ${quoteIdent(settings.database)}${onCluster}` });
   } finally {
@@ -295,7 +296,7 @@ export async function migrate(
         .query({ query: 'SELECT version, name, checksum FROM schema_migrations ORDER BY version', format: 'JSONEachRow' })
         .then((r) => r.json<{ version: number; name: string; checksum: string }>());
       const done = new Map(rows.map((r) => [Number(r.version), r]));
-      const servers = target === undefined ? [] : await clusterServers(ch, target);
+      const servers = target === undefined ? [] : await clusterServers(ch, target.cluster);
       const applied: Migration[] = [];
       for (const { migration: m, statements } of migrations) {
         const before = done.get(m.version);
@@ -372,20 +373,4 @@ async function checkAt(ch: ClickHouseClient, query: string, server: ServerAddres
       await new Promise((r) => setTimeout(r, 1000));
     }
   }
-}
-
-/** The cluster's servers (system.clusters); a cluster the server does not know stops migrate with one line naming the setting. */
-async function clusterServers(ch: ClickHouseClient, target: ClusterTarget): Promise<ServerAddress[]> {
-  const rows = await ch
-    .query({
-      query: `SELECT host_address, port FROM system.clusters WHERE cluster = ${quoteString(target.cluster)} ORDER BY shard_num, replica_num`,
-      format: 'JSONEachRow',
-    })
-    .then((r) => r.json<{ host_address: string; port: number | string }>());
-  if (rows.length === 0) {
-    throw new Error(
-      `AGENTLEDGER_CLICKHOUSE_CLUSTER=${target.cluster}: the ClickHouse server has no such cluster in system.clusters (its remote_servers); unset it for a single server`,
-    );
-  }
-  return rows.map((r) => ({ host: r.host_address, port: Number(r.port) }));
 }

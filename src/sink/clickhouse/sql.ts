@@ -13,6 +13,7 @@ import { readFileSync } from 'node:fs';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { fileURLToPath } from 'node:url';
 import { quoteIdent, quoteString } from './client.js';
+import { ONE_SERVER, type StateSql } from './replicas.js';
 
 const QUERIES_DIR = fileURLToPath(new URL('../../../../src/sink/clickhouse/queries/', import.meta.url));
 
@@ -146,9 +147,9 @@ export function querySql(name: string): string {
  * record, 0 when none. `max() + 1` over no rows would say 1, hence the count.
  * Only rows inserted at or after `since` (Unix seconds) are read; 0 reads all.
  */
-export async function partitionProgress(ch: ClickHouseClient, query: string, topic: string, partition: number, since = 0): Promise<bigint> {
+export async function partitionProgress(ch: ClickHouseClient, query: string, topic: string, partition: number, since = 0, sql: StateSql = ONE_SERVER): Promise<bigint> {
   const [row] = await ch
-    .query({ query: renderSql(querySql(query), { topic, partition, since }), format: 'JSONEachRow' })
+    .query({ query: renderSql(sql(querySql(query)), { topic, partition, since }), format: 'JSONEachRow' })
     .then((r) => r.json<{ next_offset: string; n: string }>());
   return row && Number(row.n) > 0 ? BigInt(row.next_offset) : 0n;
 }
@@ -203,7 +204,11 @@ export function inListChunks<T extends SqlValue>(values: readonly T[], budget = 
   return chunks;
 }
 
-/** The rows of `queries/NAME.sql` with these parameters, as JSON objects: the one read every module uses. */
-export async function queryRows<T>(ch: ClickHouseClient, name: string, params: Record<string, SqlValue> = {}): Promise<T[]> {
-  return ch.query({ query: renderSql(querySql(name), params), format: 'JSONEachRow' }).then((r) => r.json<T>());
+/**
+ * The rows of `queries/NAME.sql` with these parameters, as JSON objects: the
+ * one read every module uses. `sql` turns the text into the one sent (the
+ * ingest's state reads on a cluster: replicas.ts).
+ */
+export async function queryRows<T>(ch: ClickHouseClient, name: string, params: Record<string, SqlValue> = {}, sql: StateSql = ONE_SERVER): Promise<T[]> {
+  return ch.query({ query: renderSql(sql(querySql(name)), params), format: 'JSONEachRow' }).then((r) => r.json<T>());
 }

@@ -4,14 +4,16 @@
 -- backup without it). Heads are read from loop_heads alone, so such a
 -- partition's heads are written again from every stored row before any is
 -- read (loop_heads_rederive.sql from offset 0). Each side stops at its
--- first row: cheap whatever the size of either table.
+-- first row: cheap whatever the size of either table. Each selects a
+-- column, not a constant: read through remote() (the ingest on a cluster,
+-- replicas.ts), 18.16 loses the WHERE columns of `SELECT 1` (code 10).
 -- param: topic String 'agent.envelopes'
 -- param: partition UInt32 0
 SELECT
-    (SELECT count() FROM (SELECT 1 FROM envelopes
+    (SELECT count() FROM (SELECT kafka_offset FROM envelopes
         WHERE kafka_topic = {topic:String} AND kafka_partition = {partition:UInt32}
           AND verdict IN ('ok', 'mismatch', 'gap', 'time_regression')
         LIMIT 1)) AS stored,
-    (SELECT count() FROM (SELECT 1 FROM loop_heads
+    (SELECT count() FROM (SELECT kafka_offset FROM loop_heads
         WHERE kafka_topic = {topic:String} AND kafka_partition = {partition:UInt32}
         LIMIT 1)) AS heads;
