@@ -3,7 +3,7 @@
  * every state query's table becomes remote() over every server, its local
  * table, the login quoted; nothing else in the text changes. Whether 18.16
  * runs them, and what they prevent, is
- * test/integration/cluster-lagging-replica.test.ts's.
+ * test/integration/cluster-faults.test.ts's.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';

@@ -1,0 +1,236 @@
+/**
+ * Faults of the local cluster (ClickHouse 18.16, two shards of two replicas)
+ * under a real `ingest` process, each asserting nothing lost and nothing
+ * doubled, per loop and verdict, on every replica.
+ *
+ * A lagging replica while a new owner reads back: every replica stops fetching, so
+ * each holds only the parts written to it; an `ingest` process stores the
+ * first half of every loop's chain, and a second one (a new owner with an
+ * empty cache) takes the second half and byte-identical redeliveries of part
+ * of the first. The new owner's heads and versions are in parts some
+ * replicas lack: read through the Distributed table alone, it would judge an
+ * honest next link a gap and store redeliveries a second time. Read from
+ * every replica (src/sink/clickhouse/replicas.ts), nothing changes: every
+ * link once, every verdict ok, and once fetches resume, the two replicas of
+ * each shard hold the same rows. Runs only with AGENTLEDGER_TEST_CLUSTER=1
+ * (as cluster-stack.test.ts: a cluster it started is stopped at the end).
+ */
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { MIGRATIONS_DIR } from '../../src/cli/migrate.js';
+import { createLogger } from '../../src/observability/logger.js';
+import { migrate } from '../../src/sink/clickhouse/migrate.js';
+import { readFileSync } from 'node:fs';
+import { runToEnd } from '../support/cli-run.js';
+import { testContext, type TestContext } from '../support/context.js';
+import { chain } from '../support/envelope-chain.js';
+import { produceEnvelopes } from '../support/envelope-topic.js';
+import { REPO_ROOT } from '../support/services.js';
+import { runCli, sleep, until } from '../support/processes.js';
+
+const enabled = process.env['AGENTLEDGER_TEST_CLUSTER'] === '1';
+const skip = !enabled && 'set AGENTLEDGER_TEST_CLUSTER=1 to run it (starts the local cluster)';
+const TEST_USER = { user: 'agentledger_test', password: 'agentledger_test' };
+/** HTTP ports of the four servers: shard 1 = 18123, 18124; shard 2 = 18125, 18126. */
+const SHARDS = [
+  [18123, 18124],
+  [18125, 18126],
+] as const;
+const SERVERS: readonly number[] = SHARDS.flat();
+const FIRST = SHARDS[0][0];
+const LOOPS = 40;
+const LINKS = 10;
+const HALF = 5;
+
+function stack(...args: string[]): { status: number | null; out: string } {
+  const r = spawnSync('bash', [join(REPO_ROOT, 'infra', 'stack.sh'), ...args], { encoding: 'utf8', timeout: 300_000 });
+  return { status: r.status, out: `${r.stdout}${r.stderr}` };
+}
+
+async function query(port: number, sql: string, database = 'system'): Promise<string> {
+  const url = `http://127.0.0.1:${port}/?database=${database}&user=${TEST_USER.user}&password=${TEST_USER.password}`;
+  const res = await fetch(url, { method: 'POST', body: sql });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`ClickHouse :${port}: ${text}`);
+  return text.trim();
+}
+
+const contexts: TestContext[] = [];
+let wasUp = true;
+before(() => {
+  if (!enabled) return;
+  wasUp = stack('status', '--cluster').status === 0;
+  const up = stack('up', '--cluster');
+  assert.equal(up.status, 0, up.out);
+});
+after(async () => {
+  if (!enabled) return;
+  try {
+    for (const ctx of contexts) {
+      await query(FIRST, `DROP DATABASE IF EXISTS ${ctx.config.clickhouse.database} ON CLUSTER agentledger`);
+      await ctx.cleanup();
+    }
+  } finally {
+    if (!wasUp) {
+      const down = stack('down', '--cluster');
+      assert.equal(down.status, 0, down.out);
+    }
+  }
+});
+
+/** A test context on the cluster, migrated: its database on all four servers, the first one's URL. */
+async function clusterContext(name: string): Promise<TestContext> {
+  const ctx = await testContext(name, {
+    AGENTLEDGER_CLICKHOUSE_URL: `http://127.0.0.1:${FIRST}`,
+    AGENTLEDGER_CLICKHOUSE_USER: TEST_USER.user,
+    AGENTLEDGER_CLICKHOUSE_PASSWORD: TEST_USER.password,
+    AGENTLEDGER_CLICKHOUSE_CLUSTER: 'agentledger',
+    // Many small inserts, each through the Distributed table to a replica of its shard.
+    AGENTLEDGER_BATCH_MAX_ROWS: '20',
+    AGENTLEDGER_BATCH_MAX_WAIT_MS: '50',
+    AGENTLEDGER_ALERT_EVALUATE_ON_INGEST: 'false',
+  });
+  contexts.push(ctx);
+  await migrate(ctx.config.clickhouse, MIGRATIONS_DIR, createLogger('warn'));
+  return ctx;
+}
+
+/** Per loop and verdict on one server: loop, verdict, rows, highest seq. */
+const perLoop = (port: number, db: string): Promise<string> =>
+  query(port, `SELECT loop_id, verdict, count(), max(seq) FROM envelopes_local GROUP BY loop_id, verdict ORDER BY loop_id, verdict FORMAT TSV`, db);
+
+/**
+ * Once the replicas have fetched: the two of each shard hold the same rows,
+ * every loop its `perChain` links once and ok, and the Distributed table read
+ * from `via` counts `loops` × `perChain` ok rows, each (loop, seq) once.
+ */
+async function assertEveryReplica(db: string, loops: number, perChain: number, via: number): Promise<void> {
+  for (const [a, b] of SHARDS) {
+    const deadline = Date.now() + 60_000;
+    while ((await perLoop(a, db)) !== (await perLoop(b, db)) && Date.now() < deadline) await sleep(500);
+    assert.equal(await perLoop(b, db), await perLoop(a, db), `the replicas of the shard of :${a} agree`);
+    const wrong = (await perLoop(a, db)).split('\n').filter((line) => !line.endsWith(`\tok\t${perChain}\t${perChain}`));
+    assert.deepEqual(wrong.slice(0, 5), [], `every loop on :${a} has its ${perChain} links once, ok (loop, verdict, rows, highest seq)`);
+  }
+  assert.equal(
+    await query(via, `SELECT verdict, count(), uniqExact(loop_id, seq) FROM envelopes GROUP BY verdict SETTINGS prefer_localhost_replica = 0 FORMAT TSV`, db),
+    `ok\t${loops * perChain}\t${loops * perChain}`,
+  );
+  // loop_heads: every loop's head at its last link, on every replica.
+  for (const port of SERVERS) {
+    const deadline = Date.now() + 60_000;
+    const heads = (): Promise<string> => query(port, `SELECT count(), min(s), max(s) FROM (SELECT loop_id, max(seq) AS s FROM loop_heads_local GROUP BY loop_id) FORMAT TSV`, db);
+    const shardLoops = Number(await query(port, 'SELECT uniqExact(loop_id) FROM envelopes_local', db));
+    while ((await heads()) !== `${shardLoops}\t${perChain}\t${perChain}` && Date.now() < deadline) await sleep(500);
+    assert.equal(await heads(), `${shardLoops}\t${perChain}\t${perChain}`, `loop_heads on :${port}`);
+  }
+}
+
+/** The pid a service of the local cluster wrote (infra/cluster.sh). */
+function pidOf(service: string, file: string): number {
+  return Number(readFileSync(join(REPO_ROOT, '.state', 'cluster', service, file), 'utf8').trim());
+}
+
+const links = (loop: string): { key: string; value: Buffer }[] =>
+  chain(
+    loop,
+    Array.from({ length: LINKS }, (_, i) => [`2026-11-01T10:${String(i).padStart(2, '0')}:00Z`, 'ModelCalled', `{"model":"m","provider":"p","usage":{"cost_usd":0.25,"in":${i},"out":1}}`] as const),
+  );
+
+test('a new owner reads back while every replica lags: no verdict changes, nothing stored twice, the replicas agree once they fetch', { skip, timeout: 900_000 }, async () => {
+  const ctx = await clusterContext('cluster_lag');
+  const db = ctx.config.clickhouse.database;
+  const tables = ['envelopes_local', 'loop_heads_local'];
+  const fetches = async (verb: 'STOP' | 'START'): Promise<void> => {
+    for (const port of SERVERS) for (const t of tables) await query(port, `SYSTEM ${verb} FETCHES ${db}.${t}`);
+  };
+  const ingest = async (what: string, env: Record<string, string> = {}): Promise<void> => {
+    const r = await runToEnd(['ingest', '--no-migrate', '--idle-exit-ms', '4000'], { ...ctx.env, ...env }, { timeoutMs: 300_000 });
+    assert.equal(r.code, 0, `${what}: ${r.stderr.slice(-3000)}`);
+  };
+  const loops = Array.from({ length: LOOPS }, (_, i) => `lag-loop-${i}`);
+  const chains = new Map(loops.map((l) => [l, links(l)]));
+
+  await fetches('STOP');
+  try {
+    await produceEnvelopes(ctx, loops.flatMap((l) => chains.get(l)!.slice(0, HALF)), 4);
+    await ingest('the first owner');
+    // The lag is real: a Distributed insert writes a shard it is a replica of
+    // locally, so the first owner's rows of shard 1 are on :18123 alone.
+    const [a, b] = SHARDS[0];
+    const [na, nb] = [Number(await query(a, 'SELECT count() FROM envelopes_local', db)), Number(await query(b, 'SELECT count() FROM envelopes_local', db))];
+    assert.ok(na > nb, `:${b} lacks rows :${a} holds (${na}, ${nb})`);
+    // The second half, and links 3..5 of every loop again, byte for byte.
+    await produceEnvelopes(ctx, loops.flatMap((l) => [...chains.get(l)!.slice(2, HALF), ...chains.get(l)!.slice(HALF)]), 4);
+    // The new owner is connected to :18124, the lagging replica of shard 1.
+    await ingest('the new owner', { AGENTLEDGER_CLICKHOUSE_URL: `http://127.0.0.1:${b}` });
+  } finally {
+    await fetches('START');
+  }
+
+  // Once fetches resume, the replicas of each shard hold the same rows; read from the replica that lagged.
+  await assertEveryReplica(db, LOOPS, LINKS, SHARDS[0][1]);
+});
+
+test('a replica SIGKILLed mid-ingest and started again: ingest waits for it, then every link once, and the replicas agree', { skip, timeout: 900_000 }, async () => {
+  const ctx = await clusterContext('cluster_kill');
+  const db = ctx.config.clickhouse.database;
+  const loops = Array.from({ length: 60 }, (_, i) => `kill-loop-${i}`);
+  await produceEnvelopes(ctx, loops.flatMap((l) => links(l)), 4);
+  const run = runCli(['ingest', '--no-migrate'], ctx.env);
+  try {
+    // Shard 1's rows are written on :18123, the server ingest is connected to.
+    await until('the first rows stored', 120_000, async () => (Number(await query(FIRST, 'SELECT count() FROM envelopes_local', db)) > 0 ? true : undefined), [run]);
+    // clickhouse-4 (:18126) is shard 2's second replica.
+    process.kill(pidOf('clickhouse-4', 'clickhouse.pid'), 'SIGKILL');
+    const killedAt = Date.now();
+    await sleep(5_000);
+    const up = stack('up', '--cluster');
+    assert.equal(up.status, 0, up.out);
+    assert.match(up.out, /clickhouse-4: starting/);
+    const restartedAt = Date.now();
+    await until(
+      'every link stored',
+      240_000,
+      async () => (Number(await query(FIRST, 'SELECT count() FROM envelopes SETTINGS prefer_localhost_replica = 0', db)) >= loops.length * LINKS ? true : undefined),
+      [run],
+    );
+    console.log(`clickhouse-4 down ${((restartedAt - killedAt) / 1000).toFixed(1)} s; every link stored ${((Date.now() - restartedAt) / 1000).toFixed(1)} s after its restart`);
+  } finally {
+    run.child.kill('SIGTERM');
+    assert.equal(await run.exited, 0, run.stderr().slice(-3000));
+  }
+  await assertEveryReplica(db, loops.length, LINKS, SHARDS[1][1]);
+});
+
+test('ZooKeeper SIGKILLed for 30 s mid-ingest: the inserts pause (read-only tables) and resume, every link once, and the replicas agree', { skip, timeout: 900_000 }, async () => {
+  const ctx = await clusterContext('cluster_zk');
+  const db = ctx.config.clickhouse.database;
+  const loops = Array.from({ length: 60 }, (_, i) => `zk-loop-${i}`);
+  await produceEnvelopes(ctx, loops.flatMap((l) => links(l)), 4);
+  const run = runCli(['ingest', '--no-migrate'], ctx.env);
+  try {
+    await until('the first rows stored', 120_000, async () => (Number(await query(FIRST, 'SELECT count() FROM envelopes_local', db)) > 0 ? true : undefined), [run]);
+    process.kill(pidOf('zookeeper', 'zookeeper.pid'), 'SIGKILL');
+    const killedAt = Date.now();
+    await sleep(30_000);
+    const stored = Number(await query(FIRST, 'SELECT count() FROM envelopes SETTINGS prefer_localhost_replica = 0', db));
+    const up = stack('up', '--cluster');
+    assert.equal(up.status, 0, up.out);
+    assert.match(up.out, /zookeeper: starting/);
+    const restartedAt = Date.now();
+    await until(
+      'every link stored',
+      240_000,
+      async () => (Number(await query(FIRST, 'SELECT count() FROM envelopes SETTINGS prefer_localhost_replica = 0', db)) >= loops.length * LINKS ? true : undefined),
+      [run],
+    );
+    console.log(`zookeeper down ${((restartedAt - killedAt) / 1000).toFixed(1)} s (${stored} of ${loops.length * LINKS} links stored by then); every link stored ${((Date.now() - restartedAt) / 1000).toFixed(1)} s after its restart`);
+  } finally {
+    run.child.kill('SIGTERM');
+    assert.equal(await run.exited, 0, run.stderr().slice(-3000));
+  }
+  await assertEveryReplica(db, loops.length, LINKS, SHARDS[0][1]);
+});
