@@ -233,7 +233,12 @@ export async function withStartupAdmin<T>(kafka: Kafka, what: string, fn: (admin
   }
 }
 
-/** Creates the topics agentledger reads and writes if they do not exist yet. */
+/**
+ * Creates the topics agentledger reads and writes if they do not exist yet,
+ * with the brokers' own `default.replication.factor` (1 on the local stack,
+ * 3 on the local cluster): a topic made with fewer replicas than the cluster
+ * keeps would lose its partitions with one broker.
+ */
 export async function ensureTopics(
   kafka: Kafka,
   topics: readonly { topic: string; numPartitions?: number; configEntries?: { name: string; value: string }[] }[],
@@ -244,7 +249,7 @@ export async function ensureTopics(
     if (missing.length === 0) return;
     await admin.createTopics({
       waitForLeaders: true,
-      topics: missing.map((t) => ({ topic: t.topic, numPartitions: t.numPartitions ?? 4, replicationFactor: 1, configEntries: t.configEntries ?? [] })),
+      topics: missing.map((t) => ({ topic: t.topic, numPartitions: t.numPartitions ?? 4, configEntries: t.configEntries ?? [] })),
     });
   });
 }
