@@ -14,6 +14,11 @@
  * link once, every verdict ok, and once fetches resume, the two replicas of
  * each shard hold the same rows. Runs only with AGENTLEDGER_TEST_CLUSTER=1
  * (as cluster-stack.test.ts: a cluster it started is stopped at the end).
+ *
+ * Then, under a running `ingest`: a ClickHouse replica SIGKILLed and started
+ * again, ZooKeeper SIGKILLed for 30 s, and the leader broker of a partition
+ * SIGKILLed while the second half of the traffic is produced. Each prints
+ * what the fault cost in seconds.
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -23,6 +28,7 @@ import { MIGRATIONS_DIR } from '../../src/cli/migrate.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { migrate } from '../../src/sink/clickhouse/migrate.js';
 import { readFileSync } from 'node:fs';
+import { Kafka, logLevel } from 'kafkajs';
 import { runToEnd } from '../support/cli-run.js';
 import { testContext, type TestContext } from '../support/context.js';
 import { chain } from '../support/envelope-chain.js';
@@ -81,7 +87,7 @@ after(async () => {
 });
 
 /** A test context on the cluster, migrated: its database on all four servers, the first one's URL. */
-async function clusterContext(name: string): Promise<TestContext> {
+async function clusterContext(name: string, overrides: Record<string, string> = {}): Promise<TestContext> {
   const ctx = await testContext(name, {
     AGENTLEDGER_CLICKHOUSE_URL: `http://127.0.0.1:${FIRST}`,
     AGENTLEDGER_CLICKHOUSE_USER: TEST_USER.user,
@@ -91,6 +97,7 @@ async function clusterContext(name: string): Promise<TestContext> {
     AGENTLEDGER_BATCH_MAX_ROWS: '20',
     AGENTLEDGER_BATCH_MAX_WAIT_MS: '50',
     AGENTLEDGER_ALERT_EVALUATE_ON_INGEST: 'false',
+    ...overrides,
   });
   contexts.push(ctx);
   await migrate(ctx.config.clickhouse, MIGRATIONS_DIR, createLogger('warn'));
@@ -233,4 +240,44 @@ test('ZooKeeper SIGKILLed for 30 s mid-ingest: the inserts pause (read-only tabl
     assert.equal(await run.exited, 0, run.stderr().slice(-3000));
   }
   await assertEveryReplica(db, loops.length, LINKS, SHARDS[0][1]);
+});
+
+test('the leader broker of a partition SIGKILLed mid-ingest, records produced while it is down: every link once, and the replicas agree', { skip, timeout: 900_000 }, async () => {
+  const brokers = ['127.0.0.1:19092', '127.0.0.1:19093', '127.0.0.1:19094'];
+  const ctx = await clusterContext('cluster_broker', { AGENTLEDGER_KAFKA_BROKERS: brokers.join(',') });
+  const db = ctx.config.clickhouse.database;
+  const loops = Array.from({ length: 60 }, (_, i) => `broker-loop-${i}`);
+  const chains = loops.map((l) => links(l));
+  await produceEnvelopes(ctx, chains.flatMap((c) => c.slice(0, HALF)), 4);
+  const admin = new Kafka({ clientId: 'cluster-faults', brokers, logLevel: logLevel.NOTHING }).admin();
+  await admin.connect();
+  const run = runCli(['ingest', '--no-migrate'], ctx.env);
+  try {
+    const meta = await admin.fetchTopicMetadata({ topics: [ctx.config.kafka.topics.envelopes] });
+    const partitions = meta.topics[0]?.partitions ?? [];
+    assert.ok(partitions.length === 4 && partitions.every((p) => p.replicas.length === 3), 'the topic ingest made has three replicas per partition');
+    const leader = partitions.find((p) => p.partitionId === 0)?.leader ?? 0;
+    await admin.disconnect();
+    await until('the first rows stored', 120_000, async () => (Number(await query(FIRST, 'SELECT count() FROM envelopes_local', db)) > 0 ? true : undefined), [run]);
+    process.kill(pidOf(`kafka-${leader}`, 'kafka.pid'), 'SIGKILL');
+    const killedAt = Date.now();
+    // The second half while the broker is down (acks=all, two in-sync replicas left).
+    await produceEnvelopes(ctx, chains.flatMap((c) => c.slice(HALF)), 4);
+    await sleep(5_000);
+    const up = stack('up', '--cluster');
+    assert.equal(up.status, 0, up.out);
+    assert.match(up.out, new RegExp(`kafka-${leader}: starting`));
+    const restartedAt = Date.now();
+    await until(
+      'every link stored',
+      240_000,
+      async () => (Number(await query(FIRST, 'SELECT count() FROM envelopes SETTINGS prefer_localhost_replica = 0', db)) >= loops.length * LINKS ? true : undefined),
+      [run],
+    );
+    console.log(`kafka-${leader} (leader of partition 0) down ${((restartedAt - killedAt) / 1000).toFixed(1)} s; every link stored ${((Date.now() - killedAt) / 1000).toFixed(1)} s after the kill`);
+  } finally {
+    run.child.kill('SIGTERM');
+    assert.equal(await run.exited, 0, run.stderr().slice(-3000));
+  }
+  await assertEveryReplica(db, loops.length, LINKS, SHARDS[1][0]);
 });
