@@ -25,6 +25,7 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { MIGRATIONS_DIR } from '../../src/cli/migrate.js';
+import { defaultViolationPlan, generateTraffic } from '../../src/demo/traffic/index.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { migrate } from '../../src/sink/clickhouse/migrate.js';
 import { readFileSync } from 'node:fs';
@@ -34,7 +35,7 @@ import { testContext, type TestContext } from '../support/context.js';
 import { chain } from '../support/envelope-chain.js';
 import { produceEnvelopes } from '../support/envelope-topic.js';
 import { REPO_ROOT } from '../support/services.js';
-import { runCli, sleep, until } from '../support/processes.js';
+import { prng, runCli, sleep, until } from '../support/processes.js';
 
 const enabled = process.env['AGENTLEDGER_TEST_CLUSTER'] === '1';
 const skip = !enabled && 'set AGENTLEDGER_TEST_CLUSTER=1 to run it (starts the local cluster)';
@@ -280,4 +281,49 @@ test('the leader broker of a partition SIGKILLed mid-ingest, records produced wh
     assert.equal(await run.exited, 0, run.stderr().slice(-3000));
   }
   await assertEveryReplica(db, loops.length, LINKS, SHARDS[1][0]);
+});
+
+test('three ingest processes in one group on the cluster, one SIGKILLed four times: every planted verdict once, nothing else, as on one server', { skip, timeout: 900_000 }, async (t) => {
+  const brokers = '127.0.0.1:19092,127.0.0.1:19093,127.0.0.1:19094';
+  const ctx = await clusterContext('cluster_group', { AGENTLEDGER_KAFKA_BROKERS: brokers, AGENTLEDGER_BATCH_MAX_ROWS: '300', AGENTLEDGER_BATCH_MAX_WAIT_MS: '100' });
+  const db = ctx.config.clickhouse.database;
+  const loops = 300;
+  const traffic = generateTraffic({ loops, envelopesPerLoop: 20, seed: 31, payloadBytes: 200, violations: defaultViolationPlan(loops) });
+  await produceEnvelopes(ctx, [...traffic.records].map((r) => ({ key: r.key, value: r.value })), 6);
+  const expected = traffic.expected;
+  const seed = Date.now() % 100_000;
+  const random = prng(seed);
+  const steady = [0, 1].map(() => runCli(['ingest', '--no-migrate', '--idle-exit-ms', '15000'], ctx.env));
+  for (let kill = 0; kill < 4; kill++) {
+    const victim = runCli(['ingest', '--no-migrate'], ctx.env);
+    await sleep(1500 + Math.floor(random() * 3000));
+    victim.child.kill('SIGKILL');
+    await victim.exited;
+  }
+  for (const run of steady) assert.equal(await run.exited, 0, run.stderr().slice(-3000));
+  const last = await runToEnd(['ingest', '--no-migrate', '--idle-exit-ms', '4000'], ctx.env, { timeoutMs: 300_000 });
+  assert.equal(last.code, 0, last.stderr.slice(-3000));
+  t.diagnostic(`seed ${seed}`);
+
+  // The replicas of each shard agree, then the whole table read through Distributed.
+  for (const [a, b] of SHARDS) {
+    const deadline = Date.now() + 60_000;
+    while ((await perLoop(a, db)) !== (await perLoop(b, db)) && Date.now() < deadline) await sleep(500);
+    assert.equal(await perLoop(b, db), await perLoop(a, db), `the replicas of the shard of :${a} agree`);
+  }
+  const READ = ' SETTINGS prefer_localhost_replica = 0 FORMAT TSV';
+  const keys = (await query(SHARDS[1][1], `SELECT loop_id, seq, count() FROM envelopes FINAL WHERE verdict NOT IN ('fork', 'malformed') GROUP BY loop_id, seq ORDER BY loop_id, seq${READ}`, db))
+    .split('\n')
+    .map((line) => line.split('\t'));
+  assert.deepEqual(keys.filter((k) => k[2] !== '1').slice(0, 5), [], '(loop, seq) stored more than once');
+  assert.deepEqual(
+    keys.map((k) => `${k[0]}#${k[1]}`).sort(),
+    expected.stored.map((k) => `${k.loopId}#${k.seq}`).sort(),
+    'every (loop, seq) stored',
+  );
+  const flagged = (await query(SHARDS[0][1], `SELECT loop_id, seq, verdict FROM envelopes FINAL WHERE verdict != 'ok' ORDER BY loop_id, seq, verdict${READ}`, db)).split('\n').filter((l) => l !== '');
+  const want = [...expected.violations]
+    .sort((x, y) => (x.loopId === y.loopId ? x.seq - y.seq || x.verdict.localeCompare(y.verdict) : x.loopId < y.loopId ? -1 : 1))
+    .map((v) => `${v.loopId}\t${v.seq}\t${v.verdict}`);
+  assert.deepEqual(flagged, want, 'every planted violation once, and no false one');
 });
