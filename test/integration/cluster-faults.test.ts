@@ -21,71 +21,35 @@
  * what the fault cost in seconds.
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
-import { after, before, test } from 'node:test';
+import { after, test } from 'node:test';
 import { MIGRATIONS_DIR } from '../../src/cli/migrate.js';
 import { defaultViolationPlan, generateTraffic } from '../../src/demo/traffic/index.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { migrate } from '../../src/sink/clickhouse/migrate.js';
 import { readFileSync } from 'node:fs';
-import { Kafka, logLevel } from 'kafkajs';
+import { Kafka, logLevel, type Admin } from 'kafkajs';
 import { runToEnd } from '../support/cli-run.js';
 import { testContext, type TestContext } from '../support/context.js';
 import { chain } from '../support/envelope-chain.js';
 import { produceEnvelopes } from '../support/envelope-topic.js';
 import { REPO_ROOT } from '../support/services.js';
+import { CLUSTER_SKIP, CLUSTER_TEST_USER, query, SERVERS, SHARDS, stack, useCluster } from '../support/cluster.js';
 import { prng, runCli, sleep, until } from '../support/processes.js';
 
-const enabled = process.env['AGENTLEDGER_TEST_CLUSTER'] === '1';
-const skip = !enabled && 'set AGENTLEDGER_TEST_CLUSTER=1 to run it (starts the local cluster)';
-const TEST_USER = { user: 'agentledger_test', password: 'agentledger_test' };
-/** HTTP ports of the four servers: shard 1 = 18123, 18124; shard 2 = 18125, 18126. */
-const SHARDS = [
-  [18123, 18124],
-  [18125, 18126],
-] as const;
-const SERVERS: readonly number[] = SHARDS.flat();
+const skip = CLUSTER_SKIP;
+const TEST_USER = CLUSTER_TEST_USER;
 const FIRST = SHARDS[0][0];
 const LOOPS = 40;
 const LINKS = 10;
 const HALF = 5;
 
-function stack(...args: string[]): { status: number | null; out: string } {
-  const r = spawnSync('bash', [join(REPO_ROOT, 'infra', 'stack.sh'), ...args], { encoding: 'utf8', timeout: 300_000 });
-  return { status: r.status, out: `${r.stdout}${r.stderr}` };
-}
-
-async function query(port: number, sql: string, database = 'system'): Promise<string> {
-  const url = `http://127.0.0.1:${port}/?database=${database}&user=${TEST_USER.user}&password=${TEST_USER.password}`;
-  const res = await fetch(url, { method: 'POST', body: sql });
-  const text = await res.text();
-  if (!res.ok) throw new Error(`ClickHouse :${port}: ${text}`);
-  return text.trim();
-}
-
 const contexts: TestContext[] = [];
-let wasUp = true;
-before(() => {
-  if (!enabled) return;
-  wasUp = stack('status', '--cluster').status === 0;
-  const up = stack('up', '--cluster');
-  assert.equal(up.status, 0, up.out);
-});
+// The topics and groups first, while the cluster is still up; then the databases on every server.
 after(async () => {
-  if (!enabled) return;
-  try {
-    for (const ctx of contexts) {
-      await query(FIRST, `DROP DATABASE IF EXISTS ${ctx.config.clickhouse.database} ON CLUSTER agentledger`);
-      await ctx.cleanup();
-    }
-  } finally {
-    if (!wasUp) {
-      const down = stack('down', '--cluster');
-      assert.equal(down.status, 0, down.out);
-    }
-  }
+  for (const ctx of contexts) await ctx.cleanup();
 });
+useCluster(() => contexts.map((c) => c.config.clickhouse.database));
 
 /** A test context on the cluster, migrated: its database on all four servers, the first one's URL. */
 async function clusterContext(name: string, overrides: Record<string, string> = {}): Promise<TestContext> {
@@ -141,6 +105,36 @@ function pidOf(service: string, file: string): number {
   return Number(readFileSync(join(REPO_ROOT, '.state', 'cluster', service, file), 'utf8').trim());
 }
 
+/**
+ * Runs `ingest` on a context's traffic; once it has stored its first rows,
+ * provokes `fault`, which says what it did and when it ended (a restart, or
+ * the kill itself); waits until `total` links are stored through the
+ * Distributed table, prints the seconds that took, and stops ingest with
+ * SIGTERM (exit 0: it never gave up).
+ */
+async function faultDuringIngest(ctx: TestContext, total: number, fault: () => Promise<{ said: string; endedAt: number; ended: string }>): Promise<void> {
+  const db = ctx.config.clickhouse.database;
+  const stored = async (): Promise<number> => Number(await query(FIRST, 'SELECT count() FROM envelopes SETTINGS prefer_localhost_replica = 0', db));
+  const run = runCli(['ingest', '--no-migrate'], ctx.env);
+  try {
+    await until('the first rows stored', 120_000, async () => (Number(await query(FIRST, 'SELECT count() FROM envelopes_local', db)) > 0 ? true : undefined), [run]);
+    const { said, endedAt, ended } = await fault();
+    await until('every link stored', 240_000, async () => ((await stored()) >= total ? true : undefined), [run]);
+    console.log(`${said}; every link stored ${((Date.now() - endedAt) / 1000).toFixed(1)} s after ${ended}`);
+  } finally {
+    run.child.kill('SIGTERM');
+    assert.equal(await run.exited, 0, run.stderr().slice(-3000));
+  }
+}
+
+/** Starts again whatever of the cluster is down, which must include `service`. */
+function restart(service: string): number {
+  const up = stack('up', '--cluster');
+  assert.equal(up.status, 0, up.out);
+  assert.match(up.out, new RegExp(`${service}: starting`));
+  return Date.now();
+}
+
 const links = (loop: string): { key: string; value: Buffer }[] =>
   chain(
     loop,
@@ -184,33 +178,17 @@ test('a new owner reads back while every replica lags: no verdict changes, nothi
 
 test('a replica SIGKILLed mid-ingest and started again: ingest waits for it, then every link once, and the replicas agree', { skip, timeout: 900_000 }, async () => {
   const ctx = await clusterContext('cluster_kill');
-  const db = ctx.config.clickhouse.database;
   const loops = Array.from({ length: 60 }, (_, i) => `kill-loop-${i}`);
   await produceEnvelopes(ctx, loops.flatMap((l) => links(l)), 4);
-  const run = runCli(['ingest', '--no-migrate'], ctx.env);
-  try {
-    // Shard 1's rows are written on :18123, the server ingest is connected to.
-    await until('the first rows stored', 120_000, async () => (Number(await query(FIRST, 'SELECT count() FROM envelopes_local', db)) > 0 ? true : undefined), [run]);
-    // clickhouse-4 (:18126) is shard 2's second replica.
+  await faultDuringIngest(ctx, loops.length * LINKS, async () => {
+    // clickhouse-4 (:18126) is shard 2's second replica; ingest is connected to :18123.
     process.kill(pidOf('clickhouse-4', 'clickhouse.pid'), 'SIGKILL');
     const killedAt = Date.now();
     await sleep(5_000);
-    const up = stack('up', '--cluster');
-    assert.equal(up.status, 0, up.out);
-    assert.match(up.out, /clickhouse-4: starting/);
-    const restartedAt = Date.now();
-    await until(
-      'every link stored',
-      240_000,
-      async () => (Number(await query(FIRST, 'SELECT count() FROM envelopes SETTINGS prefer_localhost_replica = 0', db)) >= loops.length * LINKS ? true : undefined),
-      [run],
-    );
-    console.log(`clickhouse-4 down ${((restartedAt - killedAt) / 1000).toFixed(1)} s; every link stored ${((Date.now() - restartedAt) / 1000).toFixed(1)} s after its restart`);
-  } finally {
-    run.child.kill('SIGTERM');
-    assert.equal(await run.exited, 0, run.stderr().slice(-3000));
-  }
-  await assertEveryReplica(db, loops.length, LINKS, SHARDS[1][1]);
+    const endedAt = restart('clickhouse-4');
+    return { said: `clickhouse-4 down ${((endedAt - killedAt) / 1000).toFixed(1)} s`, endedAt, ended: 'its restart' };
+  });
+  await assertEveryReplica(ctx.config.clickhouse.database, loops.length, LINKS, SHARDS[1][1]);
 });
 
 test('ZooKeeper SIGKILLed for 30 s mid-ingest: the inserts pause (read-only tables) and resume, every link once, and the replicas agree', { skip, timeout: 900_000 }, async () => {
@@ -218,70 +196,95 @@ test('ZooKeeper SIGKILLed for 30 s mid-ingest: the inserts pause (read-only tabl
   const db = ctx.config.clickhouse.database;
   const loops = Array.from({ length: 60 }, (_, i) => `zk-loop-${i}`);
   await produceEnvelopes(ctx, loops.flatMap((l) => links(l)), 4);
-  const run = runCli(['ingest', '--no-migrate'], ctx.env);
-  try {
-    await until('the first rows stored', 120_000, async () => (Number(await query(FIRST, 'SELECT count() FROM envelopes_local', db)) > 0 ? true : undefined), [run]);
+  await faultDuringIngest(ctx, loops.length * LINKS, async () => {
     process.kill(pidOf('zookeeper', 'zookeeper.pid'), 'SIGKILL');
     const killedAt = Date.now();
     await sleep(30_000);
     const stored = Number(await query(FIRST, 'SELECT count() FROM envelopes SETTINGS prefer_localhost_replica = 0', db));
-    const up = stack('up', '--cluster');
-    assert.equal(up.status, 0, up.out);
-    assert.match(up.out, /zookeeper: starting/);
-    const restartedAt = Date.now();
-    await until(
-      'every link stored',
-      240_000,
-      async () => (Number(await query(FIRST, 'SELECT count() FROM envelopes SETTINGS prefer_localhost_replica = 0', db)) >= loops.length * LINKS ? true : undefined),
-      [run],
-    );
-    console.log(`zookeeper down ${((restartedAt - killedAt) / 1000).toFixed(1)} s (${stored} of ${loops.length * LINKS} links stored by then); every link stored ${((Date.now() - restartedAt) / 1000).toFixed(1)} s after its restart`);
-  } finally {
-    run.child.kill('SIGTERM');
-    assert.equal(await run.exited, 0, run.stderr().slice(-3000));
-  }
+    const endedAt = restart('zookeeper');
+    return { said: `zookeeper down ${((endedAt - killedAt) / 1000).toFixed(1)} s (${stored} of ${loops.length * LINKS} links stored by then)`, endedAt, ended: 'its restart' };
+  });
   await assertEveryReplica(db, loops.length, LINKS, SHARDS[0][1]);
 });
 
-test('the leader broker of a partition SIGKILLed mid-ingest, records produced while it is down: every link once, and the replicas agree', { skip, timeout: 900_000 }, async () => {
+/**
+ * The broker that coordinates `groupId`: the leader of its partition of
+ * __consumer_offsets (Kafka's abs(String.hashCode) mod the partition count).
+ */
+async function coordinatorOf(admin: Admin, groupId: string): Promise<number> {
+  let hash = 0;
+  for (const c of groupId) hash = (Math.imul(31, hash) + c.charCodeAt(0)) | 0;
+  const meta = await admin.fetchTopicMetadata({ topics: ['__consumer_offsets'] });
+  const partitions = meta.topics[0]?.partitions ?? [];
+  const leader = partitions.find((p) => p.partitionId === (hash & 0x7fffffff) % partitions.length)?.leader;
+  assert.ok(leader !== undefined, `__consumer_offsets has a leader for ${groupId}`);
+  return leader;
+}
+
+/**
+ * A broker SIGKILLed once ingest has stored its first rows, the second half
+ * of the traffic produced while it is down (acks=all, two in-sync replicas
+ * left), all of it stored before the broker is started again. `pick` chooses
+ * the broker from the leaders of the topic's partitions and the group's
+ * coordinator.
+ */
+async function brokerKilled(name: string, pick: (leaders: readonly number[], coordinator: number) => number, within: number): Promise<void> {
   const brokers = ['127.0.0.1:19092', '127.0.0.1:19093', '127.0.0.1:19094'];
-  const ctx = await clusterContext('cluster_broker', { AGENTLEDGER_KAFKA_BROKERS: brokers.join(',') });
+  const ctx = await clusterContext(name, { AGENTLEDGER_KAFKA_BROKERS: brokers.join(',') });
   const db = ctx.config.clickhouse.database;
   const loops = Array.from({ length: 60 }, (_, i) => `broker-loop-${i}`);
   const chains = loops.map((l) => links(l));
   await produceEnvelopes(ctx, chains.flatMap((c) => c.slice(0, HALF)), 4);
   const admin = new Kafka({ clientId: 'cluster-faults', brokers, logLevel: logLevel.NOTHING }).admin();
   await admin.connect();
-  const run = runCli(['ingest', '--no-migrate'], ctx.env);
+  let victim = 0;
   try {
     const meta = await admin.fetchTopicMetadata({ topics: [ctx.config.kafka.topics.envelopes] });
     const partitions = meta.topics[0]?.partitions ?? [];
     assert.ok(partitions.length === 4 && partitions.every((p) => p.replicas.length === 3), 'the topic ingest made has three replicas per partition');
-    const leader = partitions.find((p) => p.partitionId === 0)?.leader ?? 0;
-    await admin.disconnect();
-    await until('the first rows stored', 120_000, async () => (Number(await query(FIRST, 'SELECT count() FROM envelopes_local', db)) > 0 ? true : undefined), [run]);
-    process.kill(pidOf(`kafka-${leader}`, 'kafka.pid'), 'SIGKILL');
-    const killedAt = Date.now();
-    // The second half while the broker is down (acks=all, two in-sync replicas left).
-    await produceEnvelopes(ctx, chains.flatMap((c) => c.slice(HALF)), 4);
-    await sleep(5_000);
-    const up = stack('up', '--cluster');
-    assert.equal(up.status, 0, up.out);
-    assert.match(up.out, new RegExp(`kafka-${leader}: starting`));
-    const restartedAt = Date.now();
-    await until(
-      'every link stored',
-      240_000,
-      async () => (Number(await query(FIRST, 'SELECT count() FROM envelopes SETTINGS prefer_localhost_replica = 0', db)) >= loops.length * LINKS ? true : undefined),
-      [run],
+    victim = pick(
+      partitions.map((p) => p.leader),
+      await coordinatorOf(admin, ctx.config.kafka.groupId),
     );
-    console.log(`kafka-${leader} (leader of partition 0) down ${((restartedAt - killedAt) / 1000).toFixed(1)} s; every link stored ${((Date.now() - killedAt) / 1000).toFixed(1)} s after the kill`);
   } finally {
-    run.child.kill('SIGTERM');
-    assert.equal(await run.exited, 0, run.stderr().slice(-3000));
+    await admin.disconnect();
   }
+  await faultDuringIngest(ctx, loops.length * LINKS, async () => {
+    process.kill(pidOf(`kafka-${victim}`, 'kafka.pid'), 'SIGKILL');
+    const killedAt = Date.now();
+    await produceEnvelopes(ctx, chains.flatMap((c) => c.slice(HALF)), 4);
+    try {
+      await until('every link stored while the broker is down', within, async () =>
+        Number(await query(FIRST, 'SELECT count() FROM envelopes SETTINGS prefer_localhost_replica = 0', db)) >= loops.length * LINKS ? true : undefined,
+      );
+    } finally {
+      if (stack('status', '--cluster').status !== 0) restart(`kafka-${victim}`);
+    }
+    const storedAt = Date.now();
+    return {
+      said: `kafka-${victim} SIGKILLed; every link stored ${((storedAt - killedAt) / 1000).toFixed(1)} s after the kill, while it was down`,
+      endedAt: storedAt,
+      ended: 'that',
+    };
+  });
   await assertEveryReplica(db, loops.length, LINKS, SHARDS[1][0]);
+}
+
+test('a broker leading a partition (not the group coordinator) SIGKILLed mid-ingest, records produced while it is down: every link stored before it returns, once, and the replicas agree', { skip, timeout: 900_000 }, async () => {
+  await brokerKilled('cluster_leader', (leaders, coordinator) => leaders.find((l) => l !== coordinator) ?? [1, 2, 3].find((b) => b !== coordinator)!, 240_000);
 });
+
+test(
+  'the group coordinator broker SIGKILLed mid-ingest: ingest goes on while it is down',
+  {
+    skip,
+    timeout: 900_000,
+    todo: 'kafkajs 2.2.4 keeps sending offset commits to the dead coordinator until the group rejoins (tulios/kafkajs#1779, open), so the ownership check fails until the broker returns; docs/topology.md',
+  },
+  async () => {
+    await brokerKilled('cluster_coordinator', (_leaders, coordinator) => coordinator, 60_000);
+  },
+);
 
 test('three ingest processes in one group on the cluster, one SIGKILLed four times: every planted verdict once, nothing else, as on one server', { skip, timeout: 900_000 }, async (t) => {
   const brokers = '127.0.0.1:19092,127.0.0.1:19093,127.0.0.1:19094';

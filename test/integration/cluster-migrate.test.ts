@@ -9,34 +9,16 @@
  * stopped at the end, one that was up before is left running).
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { join } from 'node:path';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { MIGRATIONS_DIR } from '../../src/cli/migrate.js';
 import { parseConfig } from '../../src/config/index.js';
 import { loadMigrations, migrate } from '../../src/sink/clickhouse/migrate.js';
 import { createLogger } from '../../src/observability/logger.js';
-import { REPO_ROOT } from '../support/services.js';
+import { CLUSTER_SKIP, CLUSTER_TEST_USER, query, SERVERS, useCluster } from '../support/cluster.js';
 
-const enabled = process.env['AGENTLEDGER_TEST_CLUSTER'] === '1';
-const skip = !enabled && 'set AGENTLEDGER_TEST_CLUSTER=1 to run it (starts the local cluster)';
-const TEST_USER = { user: 'agentledger_test', password: 'agentledger_test' };
-/** HTTP ports of the four servers: shard 1 = 18123, 18124; shard 2 = 18125, 18126. */
-const SERVERS = [18123, 18124, 18125, 18126] as const;
+const skip = CLUSTER_SKIP;
+const TEST_USER = CLUSTER_TEST_USER;
 const DATABASE = `cluster_migrate_${process.pid}`;
-
-function stack(...args: string[]): { status: number | null; out: string } {
-  const r = spawnSync('bash', [join(REPO_ROOT, 'infra', 'stack.sh'), ...args], { encoding: 'utf8', timeout: 300_000 });
-  return { status: r.status, out: `${r.stdout}${r.stderr}` };
-}
-
-async function query(port: number, sql: string, database = 'system'): Promise<string> {
-  const url = `http://127.0.0.1:${port}/?database=${database}&user=${TEST_USER.user}&password=${TEST_USER.password}`;
-  const res = await fetch(url, { method: 'POST', body: sql });
-  const text = await res.text();
-  if (!res.ok) throw new Error(`ClickHouse :${port}: ${text}`);
-  return text.trim();
-}
 
 const settings = (): ReturnType<typeof parseConfig>['clickhouse'] =>
   parseConfig({
@@ -47,24 +29,7 @@ const settings = (): ReturnType<typeof parseConfig>['clickhouse'] =>
     AGENTLEDGER_CLICKHOUSE_CLUSTER: 'agentledger',
   }).clickhouse;
 
-let wasUp = true;
-before(() => {
-  if (!enabled) return;
-  wasUp = stack('status', '--cluster').status === 0;
-  const up = stack('up', '--cluster');
-  assert.equal(up.status, 0, up.out);
-});
-after(async () => {
-  if (!enabled) return;
-  try {
-    await query(SERVERS[0], `DROP DATABASE IF EXISTS ${DATABASE} ON CLUSTER agentledger`);
-  } finally {
-    if (!wasUp) {
-      const down = stack('down', '--cluster');
-      assert.equal(down.status, 0, down.out);
-    }
-  }
-});
+useCluster(() => [DATABASE]);
 
 async function eventually(what: string, check: () => Promise<boolean>, ms = 30_000): Promise<void> {
   const deadline = Date.now() + ms;

@@ -9,22 +9,17 @@
  * the suite runs without it); one that was up before is left running.
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { Kafka, logLevel } from 'kafkajs';
 import { REPO_ROOT } from '../support/services.js';
+import { CLUSTER_ENABLED, CLUSTER_SKIP, stack } from '../support/cluster.js';
 
-const enabled = process.env['AGENTLEDGER_TEST_CLUSTER'] === '1';
-const skip = !enabled && 'set AGENTLEDGER_TEST_CLUSTER=1 to run it (starts the local cluster)';
+const enabled = CLUSTER_ENABLED;
+const skip = CLUSTER_SKIP;
 const STATE = join(REPO_ROOT, '.state', 'cluster');
 const MIGRATOR = { user: 'agentledger_migrator', password: 'agentledger_migrator' };
-
-function stack(...args: string[]): { status: number | null; out: string } {
-  const r = spawnSync('bash', [join(REPO_ROOT, 'infra', 'stack.sh'), ...args], { encoding: 'utf8', timeout: 300_000 });
-  return { status: r.status, out: `${r.stdout}${r.stderr}` };
-}
 
 /** KEY=value lines of infra/cluster.env (values there are plain or single-quoted). */
 function clusterEnv(): Record<string, string> {
