@@ -21,7 +21,8 @@ fi
 echo "[test] checking every migration and query on current ClickHouse (chdb)…"
 bash test/modern/run.sh
 echo "[test] npm test…"
-# The local cluster's test (test/integration/cluster-stack.test.ts) runs too:
-# it starts the cluster beside the stack and stops it when done.
+# The local cluster's tests (test/integration/cluster-*.test.ts: the stack,
+# the migrations and the fault tests) run too: each starts the cluster beside
+# the stack and stops it when done.
 AGENTLEDGER_TEST_SERVICES="${AGENTLEDGER_TEST_SERVICES:-local}" AGENTLEDGER_TEST_CLUSTER="${AGENTLEDGER_TEST_CLUSTER:-1}" npm test
 echo "[test] done in $((SECONDS - start)) s"
