@@ -289,6 +289,8 @@ cl_ch_files() {
   CH_DIR="$dir" clickhouse_users
   cl_ch_profile >"$dir/etc/users.d/cluster-profile.xml.tmp"
   mv "$dir/etc/users.d/cluster-profile.xml.tmp" "$dir/etc/users.d/cluster-profile.xml"
+  cp "$INFRA/clickhouse/cluster/reads.xml" "$dir/etc/users.d/reads.xml.tmp"
+  mv "$dir/etc/users.d/reads.xml.tmp" "$dir/etc/users.d/reads.xml"
 }
 
 cl_ch_launch() {

@@ -3,6 +3,7 @@ import { createRedis, probeRedis } from '../jobs/redis.js';
 import { pruneChainFlags } from '../rollups/chain.js';
 import { compact, compactor, rebuild, sweep, type RollupDeps } from '../rollups/rollups.js';
 import { createClickHouse } from '../sink/clickhouse/client.js';
+import { clusterTarget } from '../sink/clickhouse/cluster-ddl.js';
 import { migratorSettings } from '../config/index.js';
 import type { Command } from './command.js';
 import { parseOptions, UsageError } from './command.js';
@@ -66,7 +67,7 @@ Needs ClickHouse and Redis (the version counter).`,
     try {
       const started = Date.now();
       if (action === 'compact') {
-        const admin = await compactor(adminClient, log);
+        const admin = await compactor(adminClient, clusterTarget(config.clickhouse), log);
         if (!admin) return 1;
         const hours = await compact(ch, admin);
         const loops = await pruneChainFlags(ch, admin);

@@ -1,6 +1,7 @@
 import type { Server } from 'node:http';
-import { createClickHouse } from '../sink/clickhouse/client.js';
-import { sessionReadonly } from '../sink/clickhouse/reads.js';
+import type { ClickHouseClient } from '@clickhouse/client';
+import { CLUSTER_READ_SETTINGS, createClickHouse } from '../sink/clickhouse/client.js';
+import { sessionReadonly, sessionSettings } from '../sink/clickhouse/reads.js';
 import { pageEndpoints } from '../serve/endpoints.js';
 import { createServeServer, RequestError, type ApiCommand } from '../serve/server.js';
 import { alertsCommand } from './alerts.js';
@@ -70,7 +71,7 @@ loopback Host header is answered.
     if (!/^[A-Za-z0-9.:_-]{1,253}$/.test(host)) throw new UsageError(`--host expects a host name or IP address, got ${JSON.stringify(host)}`);
     const stopAfterMs = values['stop-after-ms'] === undefined ? undefined : wholeNumberOption('stop-after-ms', values['stop-after-ms'], 1);
     // Every read, the commands' and the page's, as the read-only user.
-    const readOnly = { ...config, clickhouse: { ...config.clickhouse, ...config.serve.clickhouse } };
+    const readOnly = { ...config, clickhouse: { ...config.clickhouse, ...config.serve.clickhouse, readOnly: true } };
     const ch = createClickHouse(readOnly.clickhouse);
     // The page and its API never write; a user that could is a wrong setting.
     if ((await sessionReadonly(ch)) === 0) {
@@ -79,6 +80,7 @@ loopback Host header is answered.
         `AGENTLEDGER_SERVE_CLICKHOUSE_USER=${readOnly.clickhouse.user} may write to ClickHouse (readonly=0): serve reads as a read-only user (readonly=1, as the local stack's agentledger_dashboard)`,
       );
     }
+    if (config.clickhouse.cluster !== undefined) await checkClusterProfile(ch, readOnly.clickhouse.user, config.clickhouse.cluster);
     const server = createServeServer({
       commands: API_COMMANDS.map((c) => apiCommand(c, { config: readOnly, log })),
       endpoints: pageEndpoints(ch),
@@ -118,4 +120,20 @@ async function untilStopped(server: Server, stopAfterMs: number | undefined): Pr
   const force = setTimeout(() => server.closeAllConnections(), 2000);
   await closed;
   clearTimeout(force);
+}
+
+/**
+ * On a cluster the read-only user cannot send the settings its reads through
+ * the Distributed tables need (client.ts, CLUSTER_READ_SETTINGS): its
+ * profile on the servers must carry them, or some pages fail (code 288,
+ * a subquery over a Distributed table) or, on 18.16, FINAL reads are refused.
+ */
+async function checkClusterProfile(ch: ClickHouseClient, user: string, cluster: string): Promise<void> {
+  const have = await sessionSettings(ch, Object.keys(CLUSTER_READ_SETTINGS));
+  const wrong = Object.entries(CLUSTER_READ_SETTINGS).filter(([name, value]) => have.get(name) !== value);
+  if (wrong.length === 0) return;
+  await ch.close();
+  throw new UsageError(
+    `AGENTLEDGER_SERVE_CLICKHOUSE_USER=${user}: on cluster ${cluster} its profile must set ${wrong.map(([n, v]) => `${n}=${v}`).join(' and ')} (it has ${wrong.map(([n]) => `${n}=${have.get(n) ?? 'none'}`).join(', ')}; a read-only user cannot set them itself: infra/clickhouse/cluster/reads.xml, docs/topology.md)`,
+  );
 }

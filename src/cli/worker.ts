@@ -22,12 +22,14 @@ import { createRedis, probeRedis, redisFailure } from '../jobs/redis.js';
 import { failureMessage } from '../observability/errors.js';
 import { createWorkerMetrics, serveMetrics } from '../observability/metrics.js';
 import { compactor, watermarks } from '../rollups/rollups.js';
-import { createClickHouse } from '../sink/clickhouse/client.js';
+import { createClickHouse, REPLICA_DELAY_LIMIT_S } from '../sink/clickhouse/client.js';
+import { clusterTarget } from '../sink/clickhouse/cluster-ddl.js';
+import { stateSqlFor } from '../sink/clickhouse/replicas.js';
 import { alertSweepProcessor, evaluationProcessor } from '../worker/alert-jobs.js';
 import { jobContext } from '../worker/job-context.js';
 import { rollupSweepProcessor } from '../worker/rollup-sweep.js';
 import type { Command } from './command.js';
-import { parseOptions, wholeNumberOption } from './command.js';
+import { parseOptions, UsageError, wholeNumberOption } from './command.js';
 
 export const workerCommand: Command = {
   name: 'worker',
@@ -68,14 +70,21 @@ outage is waited out.
     const budgets = config.alerts.budgetsFile === undefined ? undefined : loadBudgets(config.alerts.budgetsFile);
     await probeRedis(config.redis.url);
     const prefix = config.redis.queuePrefix;
+    if (config.clickhouse.cluster !== undefined && config.rollups.lateMs < 2 * REPLICA_DELAY_LIMIT_S * 1000) {
+      throw new UsageError(
+        `AGENTLEDGER_ROLLUP_LATE_MS=${config.rollups.lateMs}: on a cluster a sweep must look back at least ${2 * REPLICA_DELAY_LIMIT_S * 1000} ms, twice the replica delay its reads allow (docs/topology.md)`,
+      );
+    }
     const ch = createClickHouse(config.clickhouse);
     // A wrong setting stops the worker now, not once per sweep forever.
-    await Promise.all([watermarks(ch), alertWatermark(ch)]).catch(async (err: unknown) => {
-      await ch.close();
-      throw new Error(`ClickHouse cannot serve the rollups and alerts (${failureMessage(err)}): check AGENTLEDGER_CLICKHOUSE_* and run agentledger migrate`);
-    });
+    const state = await Promise.all([stateSqlFor(ch, config.clickhouse), alertWatermark(ch)])
+      .then(async ([sql]) => (await watermarks(ch, sql), sql))
+      .catch(async (err: unknown) => {
+        await ch.close();
+        throw new Error(`ClickHouse cannot serve the rollups and alerts (${failureMessage(err)}): check AGENTLEDGER_CLICKHOUSE_* and run agentledger migrate`);
+      });
     const adminClient = createClickHouse(migratorSettings(config.clickhouse));
-    const admin = await compactor(adminClient, log);
+    const admin = await compactor(adminClient, clusterTarget(config.clickhouse), log);
     const redis = createRedis(config.redis.url);
     let said = false;
     const onRedisError = (err: unknown): void => {
@@ -119,6 +128,7 @@ outage is waited out.
       lateMs: config.rollups.lateMs,
       compactMs: config.rollups.compactMs,
       admin,
+      state,
     });
     const worker = new Worker(ROLLUPS_QUEUE, sweepRollups, { connection: blocking, prefix, concurrency: 1, ...WORKER_LOCK_OPTIONS });
     worker.on('error', onRedisError);

@@ -17,7 +17,7 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import { inListChunks, queryRows, querySql, renderSql, type SqlValue } from '../sink/clickhouse/sql.js';
 import { loopsStoredSinceMark } from './loop-summaries.js';
-import { type Claim, everyLoopSql, type RollupDeps } from './rollups.js';
+import { type Admin, type Claim, everyLoopSql, mutate, type RollupDeps } from './rollups.js';
 
 /** loop_ids appears three times in chain_flags_insert.sql; max_query_size is 262,144 bytes. */
 const LOOP_LIST_BYTES = 60_000;
@@ -82,11 +82,11 @@ export async function refreshChainFlags(deps: RollupDeps, claim: Claim, lateMs: 
  * the rollup compaction (`admin`: the migrator's rights). Returns the loops
  * pruned.
  */
-export async function pruneChainFlags(ch: ClickHouseClient, admin: ClickHouseClient): Promise<number> {
+export async function pruneChainFlags(ch: ClickHouseClient, admin: Admin): Promise<number> {
   const obsolete = await queryRows<{ loop_id: string; top: string | number }>(ch, 'chain_flags_obsolete');
   const tops = new Map(obsolete.map((r) => [r.loop_id, BigInt(r.top)]));
   for (const chunk of inListChunks(obsolete.map((r) => r.loop_id))) {
-    await exec(admin, querySql('chain_flags_prune'), { loop_ids: chunk, tops: chunk.map((l) => tops.get(l) ?? 0n) });
+    await mutate(admin, 'chain_flags_prune', { loop_ids: chunk, tops: chunk.map((l) => tops.get(l) ?? 0n) });
   }
   return obsolete.length;
 }

@@ -17,6 +17,8 @@ import type { Redis } from 'ioredis';
 import { Lease } from '../jobs/lease.js';
 import { foldLoopTree, type LoopFacts, type TreePlace } from '../account/loop-tree.js';
 import type { Logger } from '../observability/logger.js';
+import { mutationSql, type ClusterTarget } from '../sink/clickhouse/cluster-ddl.js';
+import { ONE_SERVER, type StateSql } from '../sink/clickhouse/replicas.js';
 import { inListChunks, queryRows, querySql, renderSql, type SqlValue } from '../sink/clickhouse/sql.js';
 import { failureMessage } from '../observability/errors.js';
 import { refreshLoopSummaries } from './loop-summaries.js';
@@ -38,6 +40,13 @@ export interface RollupDeps {
   readonly signal?: AbortSignal;
   /** Points where tests hold a recompute (to make two overlap); none in production. */
   readonly hooks?: RollupHooks;
+  /**
+   * How the reads of other workers' bookkeeping (the claims of a version,
+   * the watermarks) are sent: on a cluster to every replica
+   * (src/sink/clickhouse/replicas.ts), so a claim another worker's insert
+   * had answered is seen whichever replica took it. Default: as written.
+   */
+  readonly state?: StateSql;
 }
 
 export interface RollupHooks {
@@ -76,13 +85,29 @@ export interface RollupResult {
 }
 
 /**
- * `admin` if it may drop obsolete versions (a mutation that matches nothing
- * is tried), else undefined, said once: the rollups stay exact without it,
- * they only keep their old versions.
+ * The migrator's client, which may run the compaction's mutations, and where
+ * they go: on a cluster each to its table's local halves, ON CLUSTER
+ * (mutationSql).
  */
-export async function compactor(admin: ClickHouseClient, log: Logger): Promise<ClickHouseClient | undefined> {
+export interface Admin {
+  readonly ch: ClickHouseClient;
+  readonly cluster: ClusterTarget | undefined;
+}
+
+/** Runs the mutation `name` (a query file) as `admin`. */
+export async function mutate(admin: Admin, name: string, params: Record<string, SqlValue>): Promise<void> {
+  await admin.ch.command({ query: mutationSql(renderSql(querySql(name), params), admin.cluster) });
+}
+
+/**
+ * The admin if it may drop obsolete versions (a mutation that matches
+ * nothing is tried), else undefined, said once: the rollups stay exact
+ * without it, they only keep their old versions.
+ */
+export async function compactor(ch: ClickHouseClient, cluster: ClusterTarget | undefined, log: Logger): Promise<Admin | undefined> {
+  const admin = { ch, cluster };
   try {
-    await exec(admin, 'rollup_compact_rows', { rollup_table: ROLLUP_TABLES[0], hours: [0], tops: [0] });
+    await mutate(admin, 'rollup_compact_rows', { rollup_table: ROLLUP_TABLES[0], hours: [0], tops: [0] });
     return admin;
   } catch (err) {
     log.warn('old rollup versions are kept: the migrator user cannot drop them (set AGENTLEDGER_CLICKHOUSE_MIGRATOR_*)', {
@@ -169,7 +194,7 @@ async function claimVersion(deps: RollupDeps, floor: bigint, lease: Lease | unde
     await lease?.check().catch((err: unknown) => {
       throw new RollupOvertaken(`rollup recompute of version ${version} dropped: ${failureMessage(err)}`);
     });
-    const others = (await rows<{ claimant: string }>(ch, 'rollup_claimants', { version })).filter((r) => r.claimant !== claimant);
+    const others = (await rows<{ claimant: string }>(ch, 'rollup_claimants', { version }, deps.state)).filter((r) => r.claimant !== claimant);
     if (others.length > 0) throw new RollupOvertaken(`rollup version ${version} is claimed by another recompute too (the Redis counter handed it out twice): this one dropped its work`);
   };
   await check();
@@ -191,10 +216,12 @@ interface Watermarks {
 }
 
 /** Reads the watermarks: what a worker checks at start (the tables exist, the user may read them). */
-export async function watermarks(ch: ClickHouseClient): Promise<Watermarks> {
+export async function watermarks(ch: ClickHouseClient, state: StateSql = ONE_SERVER): Promise<Watermarks> {
   const [w] = await rows<{ swept_through: number | string; swept_version: string | number; stored_through: number | string; top_version: string | number }>(
     ch,
     'rollup_watermarks',
+    {},
+    state,
   );
   return { sweptThrough: Number(w?.swept_through ?? 0), sweptVersion: BigInt(w?.swept_version ?? 0), storedThrough: Number(w?.stored_through ?? 0), topVersion: BigInt(w?.top_version ?? 0) };
 }
@@ -343,7 +370,7 @@ export async function sweep(deps: RollupDeps, lateMs: number): Promise<RollupRes
 
 async function sweepLeased(deps: RollupDeps, lateMs: number, lease: Lease): Promise<RollupResult> {
   const { ch } = deps;
-  const marks = await watermarks(ch);
+  const marks = await watermarks(ch, deps.state);
   const claim = await claimVersion(deps, marks.topVersion, lease);
   const { version } = claim;
   const since = marks.sweptThrough === 0 ? 0 : Math.max(0, marks.sweptThrough - Math.ceil(lateMs / 1000));
@@ -379,7 +406,7 @@ export async function rebuild(
 ): Promise<RollupResult> {
   const { from, until } = range;
   const { ch } = deps;
-  const marks = await watermarks(ch);
+  const marks = await watermarks(ch, deps.state);
   // No lease: a rebuild may run for long beside the sweeps, under its own version.
   const claim = await claimVersion(deps, marks.topVersion, undefined);
   const { version } = claim;
@@ -406,12 +433,12 @@ export async function rebuild(
  * per 2000 hours, so run it now and then (the worker: every AGENTLEDGER_ROLLUP_COMPACT_MS), not per sweep:
  * 18.16 runs mutations one after another. Returns the hours compacted.
  */
-export async function compact(ch: ClickHouseClient, admin: ClickHouseClient): Promise<number> {
+export async function compact(ch: ClickHouseClient, admin: Admin): Promise<number> {
   const obsolete = await rows<{ h: number | string; top: number | string }>(ch, 'rollup_obsolete');
   for (let i = 0; i < obsolete.length; i += 2000) {
     const chunk = obsolete.slice(i, i + 2000);
     const params = { hours: chunk.map((r) => Number(r.h)), tops: chunk.map((r) => BigInt(r.top)) };
-    for (const table of [...ROLLUP_TABLES, 'rollup_commits']) await exec(admin, 'rollup_compact_rows', { ...params, rollup_table: table });
+    for (const table of [...ROLLUP_TABLES, 'rollup_commits']) await mutate(admin, 'rollup_compact_rows', { ...params, rollup_table: table });
   }
   return obsolete.length;
 }
@@ -428,14 +455,14 @@ export const SWEEP_RECORDS_KEPT_MS = 24 * 3600 * 1000;
  * alert sweep. 18.16 has no TTL: mutations, one per table and only when it
  * has rows to drop, run with the compaction. Returns the rows dropped.
  */
-export async function pruneSweepRecords(ch: ClickHouseClient, admin: ClickHouseClient, now: number): Promise<{ sweeps: number; claims: number; alertSweeps: number }> {
+export async function pruneSweepRecords(ch: ClickHouseClient, admin: Admin, now: number): Promise<{ sweeps: number; claims: number; alertSweeps: number }> {
   const before = Math.floor((now - SWEEP_RECORDS_KEPT_MS) / 1000);
   const [t] = await rows<Record<string, string | number>>(ch, 'sweep_records_tops', { before });
   const n = (k: string): number => Number(t?.[k] ?? 0);
   const big = (k: string): bigint => BigInt(t?.[k] ?? 0);
   const dropped = { sweeps: n('old_sweeps'), claims: n('old_claims'), alertSweeps: n('old_alert_sweeps') };
-  if (dropped.sweeps > 0) await exec(admin, 'rollup_sweeps_prune', { before, top_version: big('sweep_version'), top_through: n('sweep_through') });
-  if (dropped.claims > 0) await exec(admin, 'rollup_claims_prune', { before, top_version: big('claim_version') });
-  if (dropped.alertSweeps > 0) await exec(admin, 'alert_sweeps_prune', { before, top_through: n('alert_through') });
+  if (dropped.sweeps > 0) await mutate(admin, 'rollup_sweeps_prune', { before, top_version: big('sweep_version'), top_through: n('sweep_through') });
+  if (dropped.claims > 0) await mutate(admin, 'rollup_claims_prune', { before, top_version: big('claim_version') });
+  if (dropped.alertSweeps > 0) await mutate(admin, 'alert_sweeps_prune', { before, top_through: n('alert_through') });
   return dropped;
 }

@@ -8,7 +8,8 @@ import type { Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { SWEEP_SCHEDULER, sweepPayload } from '../jobs/queues.js';
 import { pruneChainFlags } from '../rollups/chain.js';
-import { compact, pruneSweepRecords, sweep } from '../rollups/rollups.js';
+import { compact, pruneSweepRecords, sweep, type Admin } from '../rollups/rollups.js';
+import type { StateSql } from '../sink/clickhouse/replicas.js';
 import type { JobContext } from './job-context.js';
 
 export interface RollupSweepDeps {
@@ -19,12 +20,14 @@ export interface RollupSweepDeps {
   readonly lateMs: number;
   readonly compactMs: number;
   /** A client with the migrator's rights, or undefined (nothing is dropped). */
-  readonly admin: ClickHouseClient | undefined;
+  readonly admin: Admin | undefined;
+  /** How the bookkeeping reads go (RollupDeps.state): every replica on a cluster. */
+  readonly state: StateSql;
 }
 
 export function rollupSweepProcessor(ctx: JobContext, deps: RollupSweepDeps): (job: Job, token?: string) => Promise<unknown> {
   const { log, signal } = ctx;
-  const sweepDeps = { ch: deps.ch, redis: deps.redis, prefix: deps.prefix, log, scanLoops: deps.scanLoops, signal };
+  const sweepDeps = { ch: deps.ch, redis: deps.redis, prefix: deps.prefix, log, scanLoops: deps.scanLoops, signal, state: deps.state };
   let compacted = 0;
   return async (job, token) => {
     sweepPayload.parse(job.data);

@@ -281,7 +281,7 @@ test('the kept chain flags (0021): after a sweep, with rows stored since, a stal
     );
     const admin = createClickHouse(migratorSettings(ctx.config.clickhouse));
     try {
-      assert.ok((await pruneChainFlags(ch, admin)) > 0, 'loops were pruned');
+      assert.ok((await pruneChainFlags(ch, { ch: admin, cluster: undefined })) > 0, 'loops were pruned');
     } finally {
       await admin.close();
     }

@@ -203,7 +203,7 @@ test('the per-sweep records older than a day are dropped, but the ones recovery 
   const marksBefore = await query(ctx, querySql('rollup_watermarks'));
   const admin = createClickHouse(migratorSettings(ctx.config.clickhouse));
   try {
-    const dropped = await pruneSweepRecords(ch, admin, Date.now());
+    const dropped = await pruneSweepRecords(ch, { ch: admin, cluster: undefined }, Date.now());
     // The two old sweeps have versions above every real one: the highest is kept, as recovery reads it.
     assert.deepEqual(dropped, { sweeps: 1, claims: 2, alertSweeps: 1 });
   } finally {

@@ -10,7 +10,49 @@ import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickh
 import { redactUrl, type Config } from '../../config/index.js';
 import { failureMessage, socketCode } from '../../observability/errors.js';
 
-export type ClickHouseSettings = Config['clickhouse'];
+/**
+ * `readOnly`: the session is read-only (readonly=1, as `serve`'s user), so it
+ * sends no setting; on a cluster its profile on the servers must carry
+ * CLUSTER_READ_SETTINGS.
+ */
+export type ClickHouseSettings = Config['clickhouse'] & { readonly readOnly?: boolean };
+
+/**
+ * What a read through the Distributed tables needs on a cluster: a server
+ * asks every shard over the network even when it is one of them (18.16
+ * refuses FINAL … ORDER BY read in-process: docs/architecture.md), and a
+ * subquery over a Distributed table inside one (IN, JOIN) runs once, on the
+ * server asked, its result sent to every shard (GLOBAL IN/JOIN): the same
+ * answer as on one server, whatever table the subquery reads. A read-only
+ * session cannot send them: the servers' profile sets them
+ * (infra/clickhouse/cluster/reads.xml), and `serve` checks at start.
+ */
+export const CLUSTER_READ_SETTINGS = { prefer_localhost_replica: '0', distributed_product_mode: 'global' } as const;
+
+/**
+ * How far behind (seconds) a replica may be and still answer a writer's read
+ * through a Distributed table: one further behind is skipped, and with every
+ * replica of a shard further behind the read fails (code 369, transient)
+ * instead of answering without their rows. The worker's sweeps look back
+ * AGENTLEDGER_ROLLUP_LATE_MS each time, at least twice this (checked at
+ * start), so a row a read missed in the last minute is read by a later sweep.
+ */
+export const REPLICA_DELAY_LIMIT_S = 60;
+
+/**
+ * And for a writer: an insert through a Distributed table is answered once
+ * its rows are on a replica of their shard, not while they wait in a local
+ * queue file; and its reads skip a replica more than REPLICA_DELAY_LIMIT_S
+ * behind (ClickHouse's absolute_delay: the age of the oldest part it has
+ * not fetched).
+ */
+const CLUSTER_SETTINGS = {
+  insert_distributed_sync: 1,
+  prefer_localhost_replica: 0,
+  distributed_product_mode: CLUSTER_READ_SETTINGS.distributed_product_mode,
+  max_replica_delay_for_distributed_queries: String(REPLICA_DELAY_LIMIT_S),
+  fallback_to_stale_replicas_for_distributed_queries: 0,
+} as const;
 
 type ClientOptions = NonNullable<Parameters<typeof createClient>[0]>;
 
@@ -30,12 +72,7 @@ export function clickhouseClientOptions(
     request_timeout: requestTimeoutMs,
     compression: { request: false, response: false },
     application: 'agentledger',
-    // On a cluster: an insert through a Distributed table is answered once its
-    // rows are on a replica of their shard, not while they wait in a local
-    // queue file; and a Distributed read asks a server of each shard over the
-    // network even when this server is one of them (18.16 refuses FINAL …
-    // ORDER BY read in-process: docs/architecture.md).
-    ...(settings.cluster === undefined ? {} : { clickhouse_settings: { insert_distributed_sync: 1, prefer_localhost_replica: 0 } }),
+    ...(settings.cluster === undefined || settings.readOnly === true ? {} : { clickhouse_settings: CLUSTER_SETTINGS }),
     // Failures are reported by agentledger's own logger, with context.
     log: { level: ClickHouseLogLevel.OFF },
     ...(settings.caFile === undefined ? {} : { tls: { ca_cert: read(settings.caFile) } }),

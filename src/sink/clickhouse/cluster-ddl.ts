@@ -70,6 +70,11 @@ const OPTIMIZE = /^OPTIMIZE TABLE (\w+)((?:\s+FINAL)?)$/i;
 const INSERT_SELECT = /^INSERT INTO (\w+)\s+SELECT\b/i;
 const CHECK = /^SELECT throwIf\(/i;
 
+/** The cluster these settings name, with their database; undefined on one server. */
+export function clusterTarget(settings: { readonly cluster?: string | undefined; readonly database: string }): ClusterTarget | undefined {
+  return settings.cluster === undefined ? undefined : { cluster: settings.cluster, database: settings.database };
+}
+
 /** The local (replicated) half of a table pair. */
 export function localName(table: string): string {
   return `${table}_local`;
@@ -302,4 +307,23 @@ export function bookkeepingTable(name: string, columns: string, orderBy: string,
   if (target === undefined) return `${create}${name} (${columns}) ENGINE = ${orderBy === '' ? 'Log' : `MergeTree ORDER BY ${orderBy}`}`;
   const path = `'/clickhouse/tables/all/${target.database}/${name}', '{replica}'`;
   return `${create}${target.database}.${name} ON CLUSTER ${target.cluster} (${columns}) ENGINE = ReplicatedMergeTree(${path}) ORDER BY ${orderBy === '' ? 'tuple()' : orderBy}`;
+}
+
+/**
+ * A mutation the worker runs (`ALTER TABLE t DELETE …`: the compaction and
+ * the prunes) in its cluster form: of `t`'s replicated local table, ON
+ * CLUSTER, so one replica of each shard runs it and its peer replicates it
+ * (a Distributed table refuses mutations, code 48). The statement's text is
+ * otherwise unchanged, so it stays deterministic (literals only), as a
+ * replicated mutation must be. Without a target, the text itself.
+ */
+export function mutationSql(sql: string, t: ClusterTarget | undefined): string {
+  if (t === undefined) return sql;
+  let found = 0;
+  const text = sql.replace(/\bALTER TABLE\s+`?(\w+)`?\s+(?=(?:DELETE|UPDATE)\b)/gi, (_all, name: string) => {
+    found++;
+    return `ALTER TABLE ${t.database}.${localName(name)} ON CLUSTER ${t.cluster} `;
+  });
+  if (found !== 1) throw new Error(`mutationSql: expected one ALTER TABLE … DELETE or UPDATE, found ${found}`);
+  return text;
 }

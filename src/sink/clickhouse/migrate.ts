@@ -22,7 +22,7 @@ import type { ClickHouseClient, ClickHouseSettings as ClickHouseCommandSettings 
 import { failureMessage } from '../../observability/errors.js';
 import type { Logger } from '../../observability/logger.js';
 import { clickhouseErrorCode, createClickHouse, credentials, quoteIdent, quoteString, type ClickHouseSettings } from './client.js';
-import { atServer, bookkeepingTable, renderMigrations, type ClusterTarget, type RenderedStatement, type ServerAddress } from './cluster-ddl.js';
+import { atServer, bookkeepingTable, clusterTarget, renderMigrations, type ClusterTarget, type RenderedStatement, type ServerAddress } from './cluster-ddl.js';
 import { clusterServers } from './replicas.js';
 
 export interface Migration {
@@ -269,7 +269,7 @@ export async function migrate(
   log: Logger,
   options: { lock?: Partial<LockTimings> } = {},
 ): Promise<MigrateResult> {
-  const target: ClusterTarget | undefined = settings.cluster === undefined ? undefined : { cluster: settings.cluster, database: settings.database };
+  const target = clusterTarget(settings);
   // Rendered before anything is created: a statement without a cluster form stops the run here.
   const migrations = renderMigrations(await loadMigrations(dir), target);
   // `system`, not `default`: a user confined to its database (allow_databases)

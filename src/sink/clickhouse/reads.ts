@@ -23,4 +23,10 @@ export async function sessionReadonly(ch: ClickHouseClient): Promise<number> {
   return Number(row.readonly);
 }
 
+/** This session's value of each setting named (session_settings.sql); a name the server does not know is missing. */
+export async function sessionSettings(ch: ClickHouseClient, names: readonly string[]): Promise<Map<string, string>> {
+  const rows = await queryRows<{ name: string; value: string }>(ch, 'session_settings', { names: [...names] });
+  return new Map(rows.map((r) => [r.name, r.value]));
+}
+
 // src/read/loops.ts still imports the loop reads from here.

@@ -36,8 +36,15 @@ export async function clusterServers(ch: ClickHouseClient, cluster: string): Pro
   return rows.map((r) => ({ host: r.host_address, port: Number(r.port) }));
 }
 
-/** The tables the ingest's state reads name: each is a Distributed table over its `_local` pair on a cluster. */
-export const STATE_TABLES = ['envelopes', 'loop_heads', 'craze_events'] as const;
+/**
+ * The tables a state read may name: each is a Distributed table over its
+ * `_local` pair on a cluster. The ingest's (envelopes, loop_heads,
+ * craze_events), and the worker's bookkeeping that must see a write another
+ * worker had answered a moment ago: the claims of a rollup version, and the
+ * highest version and swept stamp anywhere (rollups.ts, claimVersion and
+ * watermarks).
+ */
+export const STATE_TABLES = ['envelopes', 'loop_heads', 'craze_events', 'rollup_claims', 'rollup_sweeps', 'rollup_commits', 'loop_roots'] as const;
 
 /** How a state query's text is turned into the one sent: unchanged on one server. */
 export type StateSql = (text: string) => string;

@@ -7,8 +7,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { MIGRATIONS_DIR } from '../../../src/cli/migrate.js';
-import { atServer, bookkeepingTable, globalIn, renderMigrations, shardKey, type ClusterTarget } from '../../../src/sink/clickhouse/cluster-ddl.js';
+import { atServer, bookkeepingTable, globalIn, mutationSql, renderMigrations, shardKey, type ClusterTarget } from '../../../src/sink/clickhouse/cluster-ddl.js';
 import { addedColumn, loadMigrations, type Migration } from '../../../src/sink/clickhouse/migrate.js';
+import { querySql, renderSql } from '../../../src/sink/clickhouse/sql.js';
 
 const TARGET: ClusterTarget = { cluster: 'agentledger', database: 'ledger_db' };
 
@@ -190,4 +191,23 @@ test('a statement with no cluster form stops the rendering, naming its migration
   assert.throws(() => renderMigrations([bad], TARGET), /cluster DDL, 0007_odd statement 2: no cluster form for: RENAME TABLE a TO b/);
   assert.deepEqual(renderMigrations([bad], undefined)[0]!.statements.map((s) => s.sql), bad.statements);
   assert.throws(() => renderMigrations([bad], { cluster: 'a-b', database: 'x' }), /cluster name "a-b" is not a plain identifier/);
+});
+
+test("the worker's mutations: on a cluster each of its table's local halves, ON CLUSTER, the rest of the text unchanged; on one server untouched", () => {
+  const t = { cluster: 'c1', database: 'db' };
+  for (const [name, params, table] of [
+    ['rollup_compact_rows', { rollup_table: 'spend_rollup_hour', hours: [1], tops: [2] }, 'spend_rollup_hour'],
+    ['chain_flags_prune', { loop_ids: ['a'], tops: [3] }, 'chain_flags'],
+    ['rollup_claims_prune', { before: 1, top_version: 2 }, 'rollup_claims'],
+    ['rollup_sweeps_prune', { before: 1, top_version: 2, top_through: 3 }, 'rollup_sweeps'],
+    ['alert_sweeps_prune', { before: 1, top_through: 3 }, 'alert_sweeps'],
+  ] as const) {
+    const sql = renderSql(querySql(name), params);
+    assert.equal(mutationSql(sql, undefined), sql, name);
+    const on = mutationSql(sql, t);
+    assert.match(on, new RegExp(`ALTER TABLE db\\.${table}_local ON CLUSTER c1 DELETE WHERE`), name);
+    assert.equal(on.slice(on.indexOf(' DELETE WHERE')), sql.slice(sql.indexOf(' DELETE WHERE')), `${name}: the condition is kept`);
+  }
+  assert.throws(() => mutationSql('SELECT 1', t), /expected one ALTER TABLE/);
+  assert.throws(() => mutationSql('ALTER TABLE a DELETE WHERE 1; ALTER TABLE b DELETE WHERE 1', t), /found 2/);
 });

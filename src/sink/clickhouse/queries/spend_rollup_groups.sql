@@ -62,7 +62,7 @@ FROM
                            include(open_hour_loops)
                 ) AS loops
                 ARRAY JOIN calls AS call
-                WHERE call.1 > replayed_to
+                WHERE call.1 > replayed_to AND include(open_hour_window)
             ) AS counted
             ANY LEFT JOIN (SELECT loop_id, loop_name AS rolled_name FROM loop_roots FINAL) AS roots USING loop_id
             GROUP BY bucket, provider, model, rolled_name

@@ -48,18 +48,18 @@ FROM
         FROM
         (
             SELECT loop_id, count() AS n,
-                   sum(toDecimal128(call.2, 0)) AS input_sum, sum(toDecimal128(call.3, 0)) AS output_sum, sum(toDecimal128(call.4, 0)) AS cost_sum
+                   sum(toDecimal128(call.3, 0)) AS input_sum, sum(toDecimal128(call.4, 0)) AS output_sum, sum(toDecimal128(call.5, 0)) AS cost_sum
             FROM
             (
                 -- One pass over the loops' rows for their calls and their ForkedFrom (two reads of the
                 -- same granules otherwise: FINAL reads each loop's whole granules, scattered by loop id).
                 SELECT loop_id,
-                       groupArrayIf((seq, input_tokens, output_tokens, cost_pico),
+                       groupArrayIf((seq, toStartOfHour(time), input_tokens, output_tokens, cost_pico),
                                     include(open_hour_call)) AS calls,
                        include(open_hour_loops)
             ) AS loops
             ARRAY JOIN calls AS call
-            WHERE call.1 > replayed_to
+            WHERE call.1 > replayed_to AND include(open_hour_window)
             GROUP BY loop_id
         ) AS counted
         ANY LEFT JOIN (SELECT loop_id, root_loop_id AS rolled_root FROM loop_roots FINAL) AS roots USING loop_id

@@ -1,10 +1,8 @@
--- The condition on an envelopes row that makes it a call of the open hours
--- spend_hourly_now (0015) counts live: a verified ModelCalled link (ok, gap,
--- time_regression) timed from the hour holding the last finished sweep's
--- newest ingest stamp on (every hour when no sweep has finished), in an hour
--- the window [since, until) overlaps (since rounded down to its hour). For
--- spend_rollup_groups.sql and spend_rollup_root_groups.sql, which declare
--- since and until.
+-- The condition on an envelopes row that makes it a call spend_hourly_now
+-- (0015) counts: a verified ModelCalled link (ok, gap, time_regression). Its
+-- window, the open hours, is fragments/open_hour_window.sql, applied to the
+-- collected calls: over a Distributed table 18.16 loses an aggregate whose
+-- condition holds a scalar subquery (code 10, "Not found column
+-- groupArrayIf(…)"), so none is put here. For spend_rollup_groups.sql and
+-- spend_rollup_root_groups.sql.
 kind_class = 'ModelCalled' AND verdict IN ('ok', 'gap', 'time_regression')
-AND time >= (SELECT toStartOfHour(max(seen_through)) FROM rollup_sweeps)
-AND time >= toStartOfHour(toDateTime({since:UInt32})) AND toStartOfHour(time) < toDateTime({until:UInt32})
