@@ -22,56 +22,25 @@
  */
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { after, test } from 'node:test';
-import { MIGRATIONS_DIR } from '../../src/cli/migrate.js';
+import { test } from 'node:test';
 import { defaultViolationPlan, generateTraffic } from '../../src/demo/traffic/index.js';
-import { createLogger } from '../../src/observability/logger.js';
-import { migrate } from '../../src/sink/clickhouse/migrate.js';
 import { readFileSync } from 'node:fs';
 import { Kafka, logLevel, type Admin } from 'kafkajs';
 import { runToEnd } from '../support/cli-run.js';
-import { testContext, type TestContext } from '../support/context.js';
+import type { TestContext } from '../support/context.js';
 import { chain } from '../support/envelope-chain.js';
 import { produceEnvelopes } from '../support/envelope-topic.js';
 import { REPO_ROOT } from '../support/services.js';
-import { CLUSTER_SKIP, CLUSTER_TEST_USER, query, SERVERS, SHARDS, stack, useCluster } from '../support/cluster.js';
+import { assertTrafficStored, CLUSTER_SKIP, clusterContexts, perLoop, query, SERVERS, SHARDS, stack } from '../support/cluster.js';
 import { prng, runCli, sleep, until } from '../support/processes.js';
 
 const skip = CLUSTER_SKIP;
-const TEST_USER = CLUSTER_TEST_USER;
 const FIRST = SHARDS[0][0];
 const LOOPS = 40;
 const LINKS = 10;
 const HALF = 5;
 
-const contexts: TestContext[] = [];
-// The topics and groups first, while the cluster is still up; then the databases on every server.
-after(async () => {
-  for (const ctx of contexts) await ctx.cleanup();
-});
-useCluster(() => contexts.map((c) => c.config.clickhouse.database));
-
-/** A test context on the cluster, migrated: its database on all four servers, the first one's URL. */
-async function clusterContext(name: string, overrides: Record<string, string> = {}): Promise<TestContext> {
-  const ctx = await testContext(name, {
-    AGENTLEDGER_CLICKHOUSE_URL: `http://127.0.0.1:${FIRST}`,
-    AGENTLEDGER_CLICKHOUSE_USER: TEST_USER.user,
-    AGENTLEDGER_CLICKHOUSE_PASSWORD: TEST_USER.password,
-    AGENTLEDGER_CLICKHOUSE_CLUSTER: 'agentledger',
-    // Many small inserts, each through the Distributed table to a replica of its shard.
-    AGENTLEDGER_BATCH_MAX_ROWS: '20',
-    AGENTLEDGER_BATCH_MAX_WAIT_MS: '50',
-    AGENTLEDGER_ALERT_EVALUATE_ON_INGEST: 'false',
-    ...overrides,
-  });
-  contexts.push(ctx);
-  await migrate(ctx.config.clickhouse, MIGRATIONS_DIR, createLogger('warn'));
-  return ctx;
-}
-
-/** Per loop and verdict on one server: loop, verdict, rows, highest seq. */
-const perLoop = (port: number, db: string): Promise<string> =>
-  query(port, `SELECT loop_id, verdict, count(), max(seq) FROM envelopes_local GROUP BY loop_id, verdict ORDER BY loop_id, verdict FORMAT TSV`, db);
+const clusterContext = clusterContexts().make;
 
 /**
  * Once the replicas have fetched: the two of each shard hold the same rows,
@@ -317,7 +286,6 @@ test('three ingest processes in one group on the cluster, one SIGKILLed four tim
   const loops = 300;
   const traffic = generateTraffic({ loops, envelopesPerLoop: 20, seed: 31, payloadBytes: 200, violations: defaultViolationPlan(loops) });
   await produceEnvelopes(ctx, [...traffic.records].map((r) => ({ key: r.key, value: r.value })), 6);
-  const expected = traffic.expected;
   const seed = Date.now() % 100_000;
   const random = prng(seed);
   const steady = [0, 1].map(() => runCli(['ingest', '--no-migrate', '--idle-exit-ms', '15000'], ctx.env));
@@ -332,25 +300,5 @@ test('three ingest processes in one group on the cluster, one SIGKILLed four tim
   assert.equal(last.code, 0, last.stderr.slice(-3000));
   t.diagnostic(`seed ${seed}`);
 
-  // The replicas of each shard agree, then the whole table read through Distributed.
-  for (const [a, b] of SHARDS) {
-    const deadline = Date.now() + 60_000;
-    while ((await perLoop(a, db)) !== (await perLoop(b, db)) && Date.now() < deadline) await sleep(500);
-    assert.equal(await perLoop(b, db), await perLoop(a, db), `the replicas of the shard of :${a} agree`);
-  }
-  const READ = ' SETTINGS prefer_localhost_replica = 0 FORMAT TSV';
-  const keys = (await query(SHARDS[1][1], `SELECT loop_id, seq, count() FROM envelopes FINAL WHERE verdict NOT IN ('fork', 'malformed') GROUP BY loop_id, seq ORDER BY loop_id, seq${READ}`, db))
-    .split('\n')
-    .map((line) => line.split('\t'));
-  assert.deepEqual(keys.filter((k) => k[2] !== '1').slice(0, 5), [], '(loop, seq) stored more than once');
-  assert.deepEqual(
-    keys.map((k) => `${k[0]}#${k[1]}`).sort(),
-    expected.stored.map((k) => `${k.loopId}#${k.seq}`).sort(),
-    'every (loop, seq) stored',
-  );
-  const flagged = (await query(SHARDS[0][1], `SELECT loop_id, seq, verdict FROM envelopes FINAL WHERE verdict != 'ok' ORDER BY loop_id, seq, verdict${READ}`, db)).split('\n').filter((l) => l !== '');
-  const want = [...expected.violations]
-    .sort((x, y) => (x.loopId === y.loopId ? x.seq - y.seq || x.verdict.localeCompare(y.verdict) : x.loopId < y.loopId ? -1 : 1))
-    .map((v) => `${v.loopId}\t${v.seq}\t${v.verdict}`);
-  assert.deepEqual(flagged, want, 'every planted violation once, and no false one');
+  await assertTrafficStored(db, traffic.expected);
 });

@@ -24,6 +24,7 @@ import { createRedis } from '../../src/jobs/redis.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { migrate } from '../../src/sink/clickhouse/migrate.js';
 import { query } from '../support/clickhouse.js';
+import { rollupMismatches } from '../support/rollup-check.js';
 import { testContext, type TestContext } from '../support/context.js';
 import { chain } from '../support/envelope-chain.js';
 import { produceEnvelopes } from '../support/envelope-topic.js';
@@ -36,32 +37,7 @@ const DAYS = 30;
 const GRACE_MS = 10_000;
 
 
-/** Per committed hour, calls and cost of each rollup reader view and of the live view: every mismatch found. */
-async function mismatches(): Promise<string[]> {
-  const read = async (view: string): Promise<Map<string, string>> =>
-    new Map(
-      (
-        await query<{ h: string; v: string }>(
-          ctx,
-          `SELECT toString(hour) AS h, concat(toString(sum(calls_sum)), ' ', toString(sum(cost_pico_sum))) AS v FROM ${view}
-           WHERE hour IN (SELECT hour FROM rollup_commits) GROUP BY hour`,
-        )
-      ).map((r) => [r.h, r.v]),
-    );
-  const live = new Map<string, [bigint, bigint]>();
-  for (const r of await query<{ h: string; n: string; c: string }>(ctx, 'SELECT toString(hour) AS h, toString(calls) AS n, cost_pico_usd AS c FROM spend_by_hour')) {
-    const [n, c] = live.get(r.h) ?? [0n, 0n];
-    live.set(r.h, [n + BigInt(r.n), c + BigInt(r.c)]);
-  }
-  const out: string[] = [];
-  for (const view of ['spend_rollup_hourly', 'spend_rollup_root_hourly', 'spend_rollup_model_hourly']) {
-    for (const [h, v] of await read(view)) {
-      const [n, c] = live.get(h) ?? [0n, 0n];
-      if (v !== `${n} ${c}`) out.push(`${view} ${h}: ${v}, live ${n} ${c}`);
-    }
-  }
-  return out;
-}
+const mismatches = (): Promise<string[]> => rollupMismatches(ctx);
 
 const budgetFired = async (subject: string): Promise<number> =>
   Number((await query<{ n: string }>(ctx, `SELECT toString(count()) AS n FROM alerts FINAL WHERE rule = 'spend_budget' AND subject = '${subject}' AND notification = 'fired'`))[0]!.n);

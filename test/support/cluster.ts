@@ -8,6 +8,11 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { after, before } from 'node:test';
+import { MIGRATIONS_DIR } from '../../src/cli/migrate.js';
+import type { ExpectedTraffic } from '../../src/demo/traffic/index.js';
+import { createLogger } from '../../src/observability/logger.js';
+import { migrate } from '../../src/sink/clickhouse/migrate.js';
+import { testContext, type TestContext } from './context.js';
 import { REPO_ROOT, type Credentials } from './services.js';
 
 export const CLUSTER_ENABLED = process.env['AGENTLEDGER_TEST_CLUSTER'] === '1';
@@ -59,4 +64,69 @@ export function useCluster(databases: () => readonly string[]): void {
       }
     }
   });
+}
+
+/**
+ * A test file's contexts on the cluster: useCluster() for the file, and
+ * make(), a test context migrated on the cluster (its database on all four
+ * servers, the first one's URL, as the tests' user, many small inserts);
+ * their topics and groups are dropped at the end, while the cluster is up.
+ */
+export function clusterContexts(): { make(name: string, overrides?: Record<string, string>): Promise<TestContext> } {
+  const contexts: TestContext[] = [];
+  after(async () => {
+    for (const ctx of contexts) await ctx.cleanup();
+  });
+  useCluster(() => contexts.map((c) => c.config.clickhouse.database));
+  return {
+    async make(name, overrides = {}) {
+      const ctx = await testContext(name, {
+        AGENTLEDGER_CLICKHOUSE_URL: `http://127.0.0.1:${SHARDS[0][0]}`,
+        AGENTLEDGER_CLICKHOUSE_USER: CLUSTER_TEST_USER.user,
+        AGENTLEDGER_CLICKHOUSE_PASSWORD: CLUSTER_TEST_USER.password,
+        AGENTLEDGER_CLICKHOUSE_CLUSTER: 'agentledger',
+        // Many small inserts, each through the Distributed table to a replica of its shard.
+        AGENTLEDGER_BATCH_MAX_ROWS: '20',
+        AGENTLEDGER_BATCH_MAX_WAIT_MS: '50',
+        AGENTLEDGER_ALERT_EVALUATE_ON_INGEST: 'false',
+        ...overrides,
+      });
+      contexts.push(ctx);
+      await migrate(ctx.config.clickhouse, MIGRATIONS_DIR, createLogger('warn'));
+      return ctx;
+    },
+  };
+}
+
+/** Per loop and verdict on one server: loop, verdict, rows, highest seq. */
+export const perLoop = (port: number, db: string): Promise<string> =>
+  query(port, `SELECT loop_id, verdict, count(), max(seq) FROM envelopes_local GROUP BY loop_id, verdict ORDER BY loop_id, verdict FORMAT TSV`, db);
+
+/**
+ * Generated traffic stored as on one server: once the two replicas of each
+ * shard agree, every (loop, seq) it must store is stored once, and every
+ * planted verdict once and no other, read through the Distributed table
+ * from a second replica of each shard.
+ */
+export async function assertTrafficStored(db: string, expected: Pick<ExpectedTraffic, 'stored' | 'violations'>): Promise<void> {
+  for (const [a, b] of SHARDS) {
+    const deadline = Date.now() + 60_000;
+    while ((await perLoop(a, db)) !== (await perLoop(b, db)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 500));
+    assert.equal(await perLoop(b, db), await perLoop(a, db), `the replicas of the shard of :${a} agree`);
+  }
+  const READ = ' SETTINGS prefer_localhost_replica = 0 FORMAT TSV';
+  const keys = (await query(SHARDS[1][1], `SELECT loop_id, seq, count() FROM envelopes FINAL WHERE verdict NOT IN ('fork', 'malformed') GROUP BY loop_id, seq ORDER BY loop_id, seq${READ}`, db))
+    .split('\n')
+    .map((line) => line.split('\t'));
+  assert.deepEqual(keys.filter((k) => k[2] !== '1').slice(0, 5), [], '(loop, seq) stored more than once');
+  assert.deepEqual(
+    keys.map((k) => `${k[0]}#${k[1]}`).sort(),
+    expected.stored.map((k) => `${k.loopId}#${k.seq}`).sort(),
+    'every (loop, seq) stored',
+  );
+  const flagged = (await query(SHARDS[0][1], `SELECT loop_id, seq, verdict FROM envelopes FINAL WHERE verdict != 'ok' ORDER BY loop_id, seq, verdict${READ}`, db)).split('\n').filter((l) => l !== '');
+  const want = [...expected.violations]
+    .sort((x, y) => (x.loopId === y.loopId ? x.seq - y.seq || x.verdict.localeCompare(y.verdict) : x.loopId < y.loopId ? -1 : 1))
+    .map((v) => `${v.loopId}\t${v.seq}\t${v.verdict}`);
+  assert.deepEqual(flagged, want, 'every planted violation once, and no false one');
 }

@@ -1,0 +1,70 @@
+/**
+ * Every query file (src/sink/clickhouse/queries) runs on the local cluster,
+ * with its `-- param:` examples, as the writer sends it: through the
+ * Distributed tables with the cluster's settings, a mutation ON CLUSTER on
+ * its local tables (mutationSql). 18.16 refuses over a Distributed table
+ * what it runs on one server: a subquery over another Distributed table
+ * (code 288), an aggregate whose condition holds a scalar subquery (code 10),
+ * a JOIN with a view, which a shard looks for in its default database (code
+ * 60). test/modern does the same on current ClickHouse, on one server. Runs
+ * only with AGENTLEDGER_TEST_CLUSTER=1.
+ */
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { createClickHouse } from '../../src/sink/clickhouse/client.js';
+import { clusterTarget, mutationSql } from '../../src/sink/clickhouse/cluster-ddl.js';
+import { querySql } from '../../src/sink/clickhouse/sql.js';
+import { CLUSTER_SKIP, clusterContexts } from '../support/cluster.js';
+
+const QUERIES_DIR = fileURLToPath(new URL('../../../src/sink/clickhouse/queries/', import.meta.url));
+const clusterContext = clusterContexts().make;
+
+/** `-- param: NAME TYPE EXAMPLE` lines (TYPE may hold spaces inside parentheses), by name: type and example. */
+function exampleParams(text: string): Map<string, { type: string; example: string }> {
+  const params = new Map<string, { type: string; example: string }>();
+  for (const [, rest] of text.matchAll(/^\s*--\s*param:\s*(.*)$/gm)) {
+    const m = /^(\w+)\s+/.exec(rest!);
+    assert.ok(m, `bad param line: ${rest}`);
+    let i = m[0].length;
+    for (let depth = 0; i < rest!.length && (depth > 0 || !/\s/.test(rest![i]!)); i++) depth += rest![i] === '(' ? 1 : rest![i] === ')' ? -1 : 0;
+    params.set(m[1]!, { type: rest!.slice(m[0].length, i), example: rest!.slice(i).trim() });
+  }
+  return params;
+}
+
+/** A query file with its examples in place of its placeholders (`IN {x:Array(…)}` as `IN (…)`, as renderSql writes it). */
+function withExamples(name: string): string {
+  const params = exampleParams(readFileSync(`${QUERIES_DIR}${name}.sql`, 'utf8'));
+  return querySql(name).replace(/(\bIN\s+)?\{(\w+):([^}]+)\}/gi, (_all, inKeyword: string | undefined, param: string) => {
+    const p = params.get(param);
+    assert.ok(p, `${name}.sql: no example for ${param}`);
+    const value = inKeyword !== undefined && p.example.startsWith('[') ? `(${p.example.slice(1, -1)})` : p.example;
+    return (inKeyword ?? '') + value;
+  });
+}
+
+test('every query file runs on the cluster through the Distributed tables, with its examples, as the writer sends it', { skip: CLUSTER_SKIP, timeout: 300_000 }, async () => {
+  const ctx = await clusterContext('cluster_queries');
+  const ch = createClickHouse(ctx.config.clickhouse);
+  const target = clusterTarget(ctx.config.clickhouse);
+  const names = readdirSync(QUERIES_DIR).filter((f) => f.endsWith('.sql')).map((f) => f.slice(0, -4)).sort();
+  const failed: string[] = [];
+  try {
+    for (const name of names) {
+      const text = withExamples(name);
+      const body = text.replace(/^\s*--.*$/gm, '').trim();
+      try {
+        if (/^(SELECT|WITH)\b/i.test(body)) await (await ch.query({ query: text, format: 'JSONEachRow' })).json();
+        else await ch.command({ query: /^ALTER\b/i.test(body) ? mutationSql(text, target) : text });
+      } catch (err) {
+        failed.push(`${name}: ${String((err as Error).message).split('\n')[0]!.slice(0, 240)}`);
+      }
+    }
+  } finally {
+    await ch.close();
+  }
+  assert.ok(names.length > 90, `${names.length} query files`);
+  assert.deepEqual(failed, [], 'every query file runs on the cluster');
+});
