@@ -13,10 +13,16 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { MIGRATIONS_DIR } from '../../src/cli/migrate.js';
+import { createLogger } from '../../src/observability/logger.js';
 import { createClickHouse } from '../../src/sink/clickhouse/client.js';
+import { migrate } from '../../src/sink/clickhouse/migrate.js';
 import { clusterTarget, mutationSql } from '../../src/sink/clickhouse/cluster-ddl.js';
 import { querySql } from '../../src/sink/clickhouse/sql.js';
+import { runToEnd } from '../support/cli-run.js';
+import { testContext } from '../support/context.js';
 import { CLUSTER_SKIP, clusterContexts } from '../support/cluster.js';
+import { serveEnv, startServe } from '../support/serve.js';
 
 const QUERIES_DIR = fileURLToPath(new URL('../../../src/sink/clickhouse/queries/', import.meta.url));
 const clusterContext = clusterContexts().make;
@@ -67,4 +73,31 @@ test('every query file runs on the cluster through the Distributed tables, with 
   }
   assert.ok(names.length > 90, `${names.length} query files`);
   assert.deepEqual(failed, [], 'every query file runs on the cluster');
+});
+
+test('serve on the cluster as a read-only user: every endpoint of the page answers, its reads set by the servers\' profile', { skip: CLUSTER_SKIP, timeout: 120_000 }, async () => {
+  const ctx = await clusterContext('cluster_serve');
+  const served = await startServe(ctx.env);
+  try {
+    for (const path of ['/', '/api/spend', '/api/spend?by=root', '/api/loops', '/api/sessions', '/api/alerts', '/api/report', '/api/overview', '/api/series', '/api/violations', '/api/reconciliation']) {
+      const res = await fetch(`${served.origin}${path}`);
+      assert.equal(res.status, 200, `${path}: ${await res.text()}`);
+    }
+  } finally {
+    assert.equal(await served.stop(), 0, served.running.stderr());
+  }
+});
+
+test('serve with a cluster set but a server whose profile lacks the reading settings: stops at start with one line naming them', { timeout: 60_000 }, async () => {
+  // The single-node stack's server: its default profile has neither setting.
+  const ctx = await testContext('cluster_serve_profile');
+  try {
+    await migrate(ctx.config.clickhouse, MIGRATIONS_DIR, createLogger('warn'));
+    const r = await runToEnd(['serve', '--port', '0', '--stop-after-ms', '5000'], serveEnv({ ...ctx.env, AGENTLEDGER_CLICKHOUSE_CLUSTER: 'agentledger' }), { timeoutMs: 30_000 });
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /on cluster agentledger its profile must set prefer_localhost_replica=0 and distributed_product_mode=global \(it has prefer_localhost_replica=1, distributed_product_mode=deny;/);
+    assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
+  } finally {
+    await ctx.cleanup();
+  }
 });
