@@ -66,15 +66,15 @@ outage is waited out.
   async run(args, { config, log }) {
     const { values } = parseOptions(args, { 'stop-after-ms': { type: 'string' } });
     const stopAfter = values['stop-after-ms'] === undefined ? undefined : wholeNumberOption('stop-after-ms', values['stop-after-ms'], 1);
-    // A bad budgets file stops the worker now, in one line, not each sweep.
-    const budgets = config.alerts.budgetsFile === undefined ? undefined : loadBudgets(config.alerts.budgetsFile);
-    await probeRedis(config.redis.url);
-    const prefix = config.redis.queuePrefix;
     if (config.clickhouse.cluster !== undefined && config.rollups.lateMs < 2 * REPLICA_DELAY_LIMIT_S * 1000) {
       throw new UsageError(
         `AGENTLEDGER_ROLLUP_LATE_MS=${config.rollups.lateMs}: on a cluster a sweep must look back at least ${2 * REPLICA_DELAY_LIMIT_S * 1000} ms, twice the replica delay its reads allow (docs/topology.md)`,
       );
     }
+    // A bad budgets file stops the worker now, in one line, not each sweep.
+    const budgets = config.alerts.budgetsFile === undefined ? undefined : loadBudgets(config.alerts.budgetsFile);
+    await probeRedis(config.redis.url);
+    const prefix = config.redis.queuePrefix;
     const ch = createClickHouse(config.clickhouse);
     // A wrong setting stops the worker now, not once per sweep forever.
     const state = await Promise.all([stateSqlFor(ch, config.clickhouse), alertWatermark(ch)])

@@ -101,3 +101,10 @@ test('serve with a cluster set but a server whose profile lacks the reading sett
     await ctx.cleanup();
   }
 });
+
+test('worker with a cluster set and a look-back under twice the replica delay its reads accept: stops at start with one line naming the setting', { timeout: 60_000 }, async () => {
+  const r = await runToEnd(['worker'], { ...process.env, AGENTLEDGER_CLICKHOUSE_CLUSTER: 'agentledger', AGENTLEDGER_ROLLUP_LATE_MS: '60000' }, { timeoutMs: 30_000 });
+  assert.equal(r.code, 2, r.stderr);
+  assert.match(r.stderr, /AGENTLEDGER_ROLLUP_LATE_MS=60000: on a cluster a sweep must look back at least 120000 ms/);
+  assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
+});
