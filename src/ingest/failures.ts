@@ -9,10 +9,12 @@ import { kafkaFailure } from '../sources/kafka.js';
 
 /**
  * kafkajs's errors for a member the group no longer counts as the owner of
- * its partitions, and a commit the client did not send (CommitNotSent in
- * group.ts: nothing proves the member still owns them).
+ * its partitions, a commit the client did not send (CommitNotSent in
+ * group.ts: nothing proves the member still owns them), and a coordinator
+ * that moved or has not answered for a session (CoordinatorLost in
+ * retry.ts).
  */
-const MEMBERSHIP_ERRORS = new Set(['UNKNOWN_MEMBER_ID', 'ILLEGAL_GENERATION', 'REBALANCE_IN_PROGRESS', 'FENCED_INSTANCE_ID', 'CONSUMER_NOT_RUNNING']);
+const MEMBERSHIP_ERRORS = new Set(['UNKNOWN_MEMBER_ID', 'ILLEGAL_GENERATION', 'REBALANCE_IN_PROGRESS', 'FENCED_INSTANCE_ID', 'CONSUMER_NOT_RUNNING', 'NOT_COORDINATOR_FOR_GROUP']);
 
 /**
  * The group-membership error behind `err`, if that is what it is: kafkajs's

@@ -5,7 +5,7 @@
  * kind content or fatal).
  */
 import type { EachBatchPayload } from 'kafkajs';
-import { asError, failureMessage, within } from '../observability/errors.js';
+import { asError, failureMessage, TransientError, within } from '../observability/errors.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import { failureKind, membershipError } from './failures.js';
@@ -25,12 +25,51 @@ export interface RetryDeps {
   readonly onHeartbeatFailed: () => void;
   /** The wait between tries; a timer by default. */
   readonly sleep?: (ms: number) => Promise<void>;
+  /** The clock of the coordinator's silence (ms); Date.now by default. */
+  readonly now?: () => number;
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * No heartbeat has reached the group's coordinator for longer than the
+ * session timeout: the group has expelled this member by now, whatever it
+ * holds. Typed as kafkajs's NOT_COORDINATOR_FOR_GROUP, which its runner
+ * meets by joining again, and joining looks the coordinator up afresh.
+ * Without that, kafkajs 2.2.4 keeps heartbeating and committing to the
+ * coordinator it cached, which may be a broker that is gone
+ * (tulios/kafkajs#1779): ingest would wait for that broker forever. A lost
+ * membership (failures.ts): the buffer is dropped, the owner after the
+ * rejoin reads the records again.
+ */
+export class CoordinatorLost extends TransientError {
+  override name = 'CoordinatorLost';
+  readonly type = 'NOT_COORDINATOR_FOR_GROUP';
+  constructor(silentMs: number, cause: unknown) {
+    super(`no heartbeat reached the group coordinator for ${silentMs} ms, longer than the session timeout: joining the group again to find its coordinator (${failureMessage(cause)})`, { cause });
+  }
+}
+
 export class BatchRetry {
+  /**
+   * When a heartbeat last reached the coordinator (ms): from the start of the
+   * batch in hand, or, once a batch gave up on a silent coordinator, from
+   * that silence on (the batches kafkajs still hands out before it joins
+   * again give up at their first failure).
+   */
+  private lastBeat = 0;
+  private coordinatorSilent = false;
+
   constructor(private readonly deps: RetryDeps) {}
+
+  private now(): number {
+    return (this.deps.now ?? Date.now)();
+  }
+
+  private beaten(): void {
+    this.lastBeat = this.now();
+    this.coordinatorSilent = false;
+  }
 
   /**
    * Runs `work` until it succeeds, retrying transient failures with backoff.
@@ -39,8 +78,11 @@ export class BatchRetry {
    * expelled; a heartbeat that fails while waiting (the broker restarting) is
    * one more transient failure, met by the next try. The batch is abandoned
    * when this member lost its partitions (step 5), when kafkajs stopped the
-   * runner that gave it (it restarts with a new generation), or on a failure
-   * that retrying cannot fix (reported through onFatal).
+   * runner that gave it (it restarts with a new generation), when no
+   * heartbeat has reached the coordinator for a session timeout
+   * (CoordinatorLost: kafkajs then joins again, which finds the coordinator
+   * afresh), or on a failure that retrying cannot fix (reported through
+   * onFatal).
    *
    * Backpressure is the handler itself: kafkajs fetches a partition's next
    * batch only once eachBatch returns. Consumption is never paused through
@@ -56,6 +98,7 @@ export class BatchRetry {
     const { log, metrics, sessionTimeoutMs } = this.deps;
     const beat = Math.max(500, Math.floor(sessionTimeoutMs / 10));
     let failures = 0;
+    if (!this.coordinatorSilent) this.lastBeat = this.now();
     try {
       for (let attempt = 0; ; attempt++) {
         let failure: unknown;
@@ -68,6 +111,11 @@ export class BatchRetry {
         }
         for (;;) {
           this.abandonIfLost(failure, isRunning);
+          const silent = this.now() - this.lastBeat;
+          if (silent > sessionTimeoutMs) {
+            this.coordinatorSilent = true;
+            throw new CoordinatorLost(silent, failure);
+          }
           failures++;
           metrics.insertFailures.inc();
           this.deps.onRetry(failureMessage(failure));
@@ -111,10 +159,13 @@ export class BatchRetry {
   private async whileBeating(heartbeat: () => Promise<void>, every: number, work: () => Promise<void>): Promise<void> {
     let failure: Error | undefined;
     const timer = setInterval(() => {
-      heartbeat().catch((err: unknown) => {
-        failure ??= asError(err);
-        this.deps.onHeartbeatFailed();
-      });
+      heartbeat().then(
+        () => this.beaten(),
+        (err: unknown) => {
+          failure ??= asError(err);
+          this.deps.onHeartbeatFailed();
+        },
+      );
     }, every);
     try {
       await work();
@@ -123,5 +174,6 @@ export class BatchRetry {
     }
     if (failure !== undefined) throw failure;
     await within(heartbeat(), this.deps.sessionTimeoutMs, 'heartbeat');
+    this.beaten();
   }
 }

@@ -8,7 +8,8 @@ import { test } from 'node:test';
 import { AgentledgerError } from '../../../src/observability/errors.js';
 import { createLogger } from '../../../src/observability/logger.js';
 import { createMetrics } from '../../../src/observability/metrics.js';
-import { BatchRetry } from '../../../src/ingest/retry.js';
+import { membershipError } from '../../../src/ingest/failures.js';
+import { BatchRetry, CoordinatorLost } from '../../../src/ingest/retry.js';
 
 interface Seen {
   retried: string[];
@@ -18,7 +19,7 @@ interface Seen {
   heartbeats: number;
 }
 
-function retrier(options: { stopping?: () => boolean; heartbeat?: () => Promise<void> } = {}): { retry: BatchRetry; seen: Seen; heartbeat: () => Promise<void>; metrics: ReturnType<typeof createMetrics> } {
+function retrier(options: { stopping?: () => boolean; heartbeat?: () => Promise<void>; clock?: { now: () => number; advance: (ms: number) => void } } = {}): { retry: BatchRetry; seen: Seen; heartbeat: () => Promise<void>; metrics: ReturnType<typeof createMetrics> } {
   const seen: Seen = { retried: [], fatal: [], heartbeatsFailed: 0, waits: [], heartbeats: 0 };
   const metrics = createMetrics();
   const retry = new BatchRetry({
@@ -31,8 +32,10 @@ function retrier(options: { stopping?: () => boolean; heartbeat?: () => Promise<
     onHeartbeatFailed: () => seen.heartbeatsFailed++,
     sleep: (ms) => {
       seen.waits.push(ms);
+      options.clock?.advance(ms);
       return Promise.resolve();
     },
+    ...(options.clock ? { now: options.clock.now } : {}),
   });
   const heartbeat =
     options.heartbeat ??
@@ -137,4 +140,47 @@ test('a heartbeat on the timer that fails during long work fails the try once th
   assert.equal(runs, 2);
   assert.equal(seen.heartbeatsFailed, 1);
   assert.deepEqual(seen.retried, ['coordinator away']);
+});
+
+/** A clock the work and the fake waits move forward. */
+function fakeClock(): { now: () => number; advance: (ms: number) => void } {
+  let t = 1_000_000;
+  return { now: () => t, advance: (ms) => (t += ms) };
+}
+
+test('no heartbeat reaching the coordinator for longer than the session timeout: the batch gives up as a lost membership typed for kafkajs to join again (which finds the coordinator afresh)', async () => {
+  const clock = fakeClock();
+  const heartbeat = (): Promise<void> => Promise.reject(transient('Connection error: connect ECONNREFUSED 127.0.0.1:19093'));
+  const { retry, seen } = retrier({ heartbeat, clock });
+  const w = work(Array.from({ length: 100 }, () => transient('ownership check (offset commit): no answer from Kafka in 6000 ms')));
+  const slow = async (): Promise<void> => {
+    clock.advance(1_000);
+    await w.run();
+  };
+  const err = await retry.untilDone({ heartbeat, isRunning: running }, {}, slow).catch((e: unknown) => e);
+  assert.ok(err instanceof CoordinatorLost, String(err));
+  assert.equal(err.type, 'NOT_COORDINATOR_FOR_GROUP');
+  assert.equal(membershipError(err), err, 'a lost membership: the buffer is dropped');
+  assert.match(err.message, /no heartbeat reached the group coordinator for \d+ ms, longer than the session timeout/);
+  // Retried (waits growing, each heartbeat after one refused) until 6 s of silence, not for ever.
+  const waited = seen.waits.reduce((a, b) => a + b, 0);
+  assert.ok(waited + w.runs() * 1_000 > 6_000 && waited < 12_000, `waited ${waited} ms over ${w.runs()} tries`);
+  assert.ok(seen.retried.length >= 3, `${seen.retried.length} failures retried`);
+
+  // The next batch kafkajs hands out before it joins again gives up at its first failure.
+  const next = work([transient('no answer'), transient('no answer')]);
+  const again = await retry.untilDone({ heartbeat, isRunning: running }, {}, next.run).catch((e: unknown) => e);
+  assert.ok(again instanceof CoordinatorLost);
+  assert.equal(next.runs(), 1);
+});
+
+test('failures with heartbeats answered (ClickHouse away, the coordinator fine) are retried for as long as they last, however long', async () => {
+  const clock = fakeClock();
+  const { retry, heartbeat } = retrier({ clock });
+  const w = work(Array.from({ length: 30 }, () => transient('ClickHouse: connect ECONNREFUSED')));
+  await retry.untilDone({ heartbeat, isRunning: running }, {}, async () => {
+    clock.advance(5_000);
+    await w.run();
+  });
+  assert.equal(w.runs(), 31, 'retried through 150 s of failures and waits');
 });
