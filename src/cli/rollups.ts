@@ -59,7 +59,8 @@ Needs ClickHouse and Redis (the version counter).`,
     const everything = values.from === undefined && values.to === undefined;
     if (until <= from) throw new UsageError('--to is before --from');
     await probeRedis(config.redis.url);
-    const ch = createClickHouse(config.clickhouse);
+    // Its reads prefer a replica that is not far behind (client.ts).
+    const ch = createClickHouse({ ...config.clickhouse, freshReplicas: true });
     const adminClient = createClickHouse(migratorSettings(config.clickhouse));
     const redis = createRedis(config.redis.url);
     redis.on('error', () => undefined); // the command's own calls fail and say why

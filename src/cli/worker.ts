@@ -68,14 +68,15 @@ outage is waited out.
     const stopAfter = values['stop-after-ms'] === undefined ? undefined : wholeNumberOption('stop-after-ms', values['stop-after-ms'], 1);
     if (config.clickhouse.cluster !== undefined && config.rollups.lateMs < 2 * REPLICA_DELAY_LIMIT_S * 1000) {
       throw new UsageError(
-        `AGENTLEDGER_ROLLUP_LATE_MS=${config.rollups.lateMs}: on a cluster a sweep must look back at least ${2 * REPLICA_DELAY_LIMIT_S * 1000} ms, twice the replica delay its reads allow (docs/topology.md)`,
+        `AGENTLEDGER_ROLLUP_LATE_MS=${config.rollups.lateMs}: on a cluster a sweep must look back at least ${2 * REPLICA_DELAY_LIMIT_S * 1000} ms, twice the replica delay its reads prefer to stay under (docs/topology.md)`,
       );
     }
     // A bad budgets file stops the worker now, in one line, not each sweep.
     const budgets = config.alerts.budgetsFile === undefined ? undefined : loadBudgets(config.alerts.budgetsFile);
     await probeRedis(config.redis.url);
     const prefix = config.redis.queuePrefix;
-    const ch = createClickHouse(config.clickhouse);
+    // Its reads prefer a replica that is not far behind (client.ts).
+    const ch = createClickHouse({ ...config.clickhouse, freshReplicas: true });
     // A wrong setting stops the worker now, not once per sweep forever.
     const state = await Promise.all([stateSqlFor(ch, config.clickhouse), alertWatermark(ch)])
       .then(async ([sql]) => (await watermarks(ch, sql), sql))

@@ -13,7 +13,7 @@ export const worker = service({
       `How far back before the last sweep's newest ingest stamp a sweep looks again,
        in ms: covers inserts that become visible late and consumers whose clocks lag.
        Default 15 minutes, the clock agreement ingest's fence assumes. At most 86400000;
-       on a cluster at least 120000, twice the replica delay the worker's reads accept (docs/topology.md).`,
+       on a cluster at least 120000, twice the replica delay the worker's reads prefer to stay under (docs/topology.md).`,
     ),
     AGENTLEDGER_ROLLUP_COMPACT_MS: setting(
       positiveInt(7 * 86_400_000).default(3_600_000),

@@ -10,16 +10,45 @@
  * AGENTLEDGER_TEST_CLUSTER=1 (as cluster-faults.test.ts).
  */
 import assert from 'node:assert/strict';
+import { rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { defaultViolationPlan, generateTraffic } from '../../src/demo/traffic/index.js';
 import { query } from '../support/clickhouse.js';
 import { runToEnd } from '../support/cli-run.js';
 import { assertTrafficStored, CLUSTER_SKIP, clusterContexts } from '../support/cluster.js';
+import type { TestContext } from '../support/context.js';
 import { produceEnvelopes } from '../support/envelope-topic.js';
 import { prng, runCli, sleep, until, type Running } from '../support/processes.js';
 import { rollupMismatches } from '../support/rollup-check.js';
 
 const clusterContext = clusterContexts().make;
+
+/**
+ * `agentledger verify` over the records in the order produced (each loop's
+ * records in order: one loop, one partition) against `report` on the
+ * cluster: the same count of every verdict but the redeliveries, which are
+ * not stored again.
+ */
+async function assertReportAgreesWithVerify(ctx: TestContext, records: readonly { readonly value: Buffer }[]): Promise<void> {
+  const file = join(tmpdir(), `${ctx.id}.jsonl`);
+  await writeFile(file, records.map((r) => r.value.toString('utf8')).join('\n') + '\n');
+  try {
+    const verified = await runToEnd(['verify', '--json', file], ctx.env, { timeoutMs: 120_000 });
+    assert.ok(verified.code === 0 || verified.code === 1, verified.stderr);
+    const reference = JSON.parse(verified.stdout) as { ok: number; duplicates: number; violations: { verdict: string }[] };
+    const want = new Map<string, number>([['ok', reference.ok]]);
+    for (const v of reference.violations) want.set(v.verdict, (want.get(v.verdict) ?? 0) + 1);
+    const reported = await runToEnd(['report', '--json', '--limit', '0'], ctx.env, { timeoutMs: 120_000 });
+    assert.equal(reported.code, 0, reported.stderr);
+    const report = JSON.parse(reported.stdout) as { verdicts: { verdict: string; envelopes: number }[] };
+    const got = new Map(report.verdicts.map((v) => [v.verdict, v.envelopes]));
+    assert.deepEqual(Object.fromEntries([...got].sort()), Object.fromEntries([...want].filter(([v]) => v !== 'duplicate').sort()), 'report on the cluster = verify over what was produced');
+  } finally {
+    await rm(file, { force: true });
+  }
+}
 const BROKERS = '127.0.0.1:19092,127.0.0.1:19093,127.0.0.1:19094';
 
 test('three ingest and two worker processes on the cluster, one of each SIGKILLed five times: every link once, every committed rollup hour equal to the live view, no version written by two sweeps', { skip: CLUSTER_SKIP, timeout: 900_000 }, async (t) => {
@@ -62,6 +91,7 @@ test('three ingest and two worker processes on the cluster, one of each SIGKILLe
     const last = await runToEnd(['ingest', '--no-migrate', '--idle-exit-ms', '4000'], ctx.env, { timeoutMs: 300_000 });
     assert.equal(last.code, 0, last.stderr.slice(-3000));
     await assertTrafficStored(ctx.config.clickhouse.database, expected);
+    await assertReportAgreesWithVerify(ctx, records);
 
     // A sweep that began after the last row was stored: the rollups hold everything.
     const [mark] = await query<{ v: string }>(ctx, 'SELECT toString(max(version)) AS v FROM rollup_claims');

@@ -13,9 +13,11 @@ import { failureMessage, socketCode } from '../../observability/errors.js';
 /**
  * `readOnly`: the session is read-only (readonly=1, as `serve`'s user), so it
  * sends no setting; on a cluster its profile on the servers must carry
- * CLUSTER_READ_SETTINGS.
+ * CLUSTER_READ_SETTINGS. `freshReplicas`: the worker's, whose reads through
+ * the Distributed tables prefer a replica that is not far behind
+ * (REPLICA_DELAY_LIMIT_S).
  */
-export type ClickHouseSettings = Config['clickhouse'] & { readonly readOnly?: boolean };
+export type ClickHouseSettings = Config['clickhouse'] & { readonly readOnly?: boolean; readonly freshReplicas?: boolean };
 
 /**
  * What a read through the Distributed tables needs on a cluster: a server
@@ -30,31 +32,38 @@ export type ClickHouseSettings = Config['clickhouse'] & { readonly readOnly?: bo
 export const CLUSTER_READ_SETTINGS = { prefer_localhost_replica: '0', distributed_product_mode: 'global' } as const;
 
 /**
- * How far behind (seconds) a replica may be and still answer a writer's read
- * through a Distributed table: one further behind is skipped, and with every
- * replica of a shard further behind the read fails (code 369, transient)
- * instead of answering without their rows. The worker's sweeps look back
- * AGENTLEDGER_ROLLUP_LATE_MS each time, at least twice this (checked at
- * start), so a row a read missed in the last minute is read by a later sweep.
+ * How far behind (seconds) a replica may be for the worker's reads through a
+ * Distributed table to take it while a fresher one of its shard answers
+ * (ClickHouse's absolute_delay: the age of the oldest part it has not
+ * fetched). When none does, the least stale one answers
+ * (fallback_to_stale_replicas_for_distributed_queries, ClickHouse's
+ * default): on 18.16 the one replica left of a shard whose other replica
+ * was SIGKILLed was refused as stale within seconds (code 369, seen in
+ * cluster-faults.test.ts when the fallback was off), and refusing it would
+ * stop the rollups for as long as the other is away. The sweeps look
+ * back AGENTLEDGER_ROLLUP_LATE_MS each time, at least twice this on a
+ * cluster (checked at start).
  */
 export const REPLICA_DELAY_LIMIT_S = 60;
 
 /**
  * And for a writer: an insert through a Distributed table is answered once
  * its rows are on a replica of their shard, not while they wait in a local
- * queue file; and its reads skip a replica more than REPLICA_DELAY_LIMIT_S
- * behind (ClickHouse's absolute_delay: the age of the oldest part it has
- * not fetched).
+ * queue file.
  */
 const CLUSTER_SETTINGS = {
   insert_distributed_sync: 1,
   prefer_localhost_replica: 0,
   distributed_product_mode: CLUSTER_READ_SETTINGS.distributed_product_mode,
-  max_replica_delay_for_distributed_queries: String(REPLICA_DELAY_LIMIT_S),
-  fallback_to_stale_replicas_for_distributed_queries: 0,
 } as const;
 
 type ClientOptions = NonNullable<Parameters<typeof createClient>[0]>;
+
+/** The ClickHouse settings a client of these settings sends. */
+function sessionSettings(settings: ClickHouseSettings): ClientOptions['clickhouse_settings'] | undefined {
+  if (settings.cluster === undefined || settings.readOnly === true) return undefined;
+  return settings.freshReplicas === true ? { ...CLUSTER_SETTINGS, max_replica_delay_for_distributed_queries: String(REPLICA_DELAY_LIMIT_S) } : CLUSTER_SETTINGS;
+}
 
 /** The @clickhouse/client options for these settings; a private CA file is read here. */
 export function clickhouseClientOptions(
@@ -64,6 +73,7 @@ export function clickhouseClientOptions(
   requestTimeoutMs = 60_000,
 ): ClientOptions {
   const { url, user, password } = credentials(settings);
+  const clickhouseSettings = sessionSettings(settings);
   return {
     url,
     username: user,
@@ -72,7 +82,7 @@ export function clickhouseClientOptions(
     request_timeout: requestTimeoutMs,
     compression: { request: false, response: false },
     application: 'agentledger',
-    ...(settings.cluster === undefined || settings.readOnly === true ? {} : { clickhouse_settings: CLUSTER_SETTINGS }),
+    ...(clickhouseSettings === undefined ? {} : { clickhouse_settings: clickhouseSettings }),
     // Failures are reported by agentledger's own logger, with context.
     log: { level: ClickHouseLogLevel.OFF },
     ...(settings.caFile === undefined ? {} : { tls: { ca_cert: read(settings.caFile) } }),
