@@ -1,0 +1,36 @@
+import { parseArgs } from 'node:util';
+import { UsageError } from '../read/input.js';
+import { CODEC_NAMES, compressionType, isCodecName } from '../sources/codecs.js';
+import { failureMessage } from '../observability/errors.js';
+export { UsageError } from '../read/input.js';
+/** node:util parseArgs, with its errors turned into one-line usage errors. */
+export function parseOptions(args, options, allowPositionals = false) {
+    try {
+        return parseArgs({ args, options, allowPositionals, strict: true });
+    }
+    catch (err) {
+        // parseArgs explains some mistakes over several lines: a usage error is one.
+        throw new UsageError(failureMessage(err));
+    }
+}
+/**
+ * A whole-number option (`--limit 20`): digits only, from `min` up to
+ * Number.MAX_SAFE_INTEGER, else a usage error naming the option. Checked here,
+ * at parse time, so a value the server cannot take is a usage error (exit 2),
+ * not a failed query.
+ */
+export function wholeNumberOption(option, text, min) {
+    const value = Number(text);
+    if (!/^\d+$/.test(text) || !Number.isSafeInteger(value) || value < min) {
+        throw new UsageError(`--${option} expects a whole number from ${min} to ${Number.MAX_SAFE_INTEGER}, got ${JSON.stringify(text)}`);
+    }
+    return value;
+}
+/** `--compression none|gzip|snappy|lz4|zstd` (absent: none) as kafkajs's codec, else a usage error. */
+export function compressionOption(text) {
+    const name = text ?? 'none';
+    if (!isCodecName(name))
+        throw new UsageError(`--compression takes ${CODEC_NAMES.join(', ')}, got ${JSON.stringify(name)}`);
+    return compressionType(name);
+}
+//# sourceMappingURL=command.js.map

@@ -1,0 +1,49 @@
+/** `agentledger ingest`: batches, in-memory caches, the stall watchdog, envelope decoding. */
+import { z } from 'zod';
+import { flag, positiveInt, service, setting } from './setting.js';
+export const ingest = service({
+    title: 'Ingest',
+    vars: {
+        AGENTLEDGER_BATCH_MAX_ROWS: setting(positiveInt(1_000_000).default(5000), 'Rows per ClickHouse insert before a flush. At most 1000000.'),
+        AGENTLEDGER_BATCH_MAX_WAIT_MS: setting(positiveInt(600_000).default(1000), 'Longest a row waits in a batch before a flush, in ms. At most 600000.'),
+        AGENTLEDGER_BATCH_MAX_BYTES: setting(positiveInt(128 * 1024 * 1024).default(16 * 1024 * 1024), `Bytes of rows (estimated from their text) per ClickHouse insert before a
+       flush; default 16 MiB. Kept well under the ~256 MiB at which current
+       ClickHouse splits one insert into several parts, which would make it land
+       in pieces. At most 134217728 (128 MiB).`),
+        AGENTLEDGER_HEAD_CACHE_ENTRIES: setting(positiveInt(10_000_000).default(20_000), `Loop heads \`ingest\` keeps in memory, least recently used evicted first
+       (about 400 B of heap each, 8 MB at the default): size it to the loops that
+       send envelopes within a few minutes of each other. Only heads whose rows and
+       \`loop_heads\` row are durable are cached, so an evicted loop's head is read
+       back from \`loop_heads\` when its next envelope comes; heads still pending in
+       a buffer are never evicted (they are not in this budget). bench/memory.ts:
+       100,000 made ingest's peak RSS over 200,000 loops 1.37x that over 5,000;
+       20,000 1.19x (docs/ingestion.md "Memory" under "Envelope ingestion").`),
+        AGENTLEDGER_CRAZE_CACHE_ENTRIES: setting(positiveInt(10_000_000).default(10_000), `craze sessions \`ingest\` keeps the accounting state of in memory (every
+       incarnation of a session together; least recently used evicted first). Only
+       a session whose rows are all durable is evicted, and read back from
+       craze_events (its incarnations' head rows) when its next event comes; a
+       session with rows still in a buffer is kept beyond the budget.`),
+        AGENTLEDGER_BATCH_OVERLAP: setting(flag.default(true), `Whether \`ingest\` decodes and verifies the next batches while the previous
+       flush's insert is in flight (at most one flush in flight; offsets are still
+       committed only after their rows are durable); \`false\` awaits every flush.`),
+        AGENTLEDGER_INGEST_STALL_EXIT_MS: setting(z.coerce
+            .number({ message: 'expected a whole number' })
+            .int('expected a whole number')
+            .refine((n) => n === 0 || (n >= 1000 && n <= 86_400_000), 'expected 0 (off) or a number from 1000 to 86400000')
+            .default(300_000), `The stall watchdog of \`ingest\`: when no rows were made durable for this long,
+       in ms, while records wait in its partitions (or Kafka does not answer the
+       check), it says why and exits 1 for its supervisor to restart it. \`0\` turns
+       it off; else from 1000 to 86400000.`),
+        AGENTLEDGER_SEQ_ENCODING: setting(z.enum(['binary', 'decimal']).default('binary'), 'How the loop runtime hashed Seq: `binary` (8 bytes big-endian) or `decimal` (ASCII digits), for producers that hashed it as text.'),
+        AGENTLEDGER_MAX_PAYLOAD_BYTES: setting(positiveInt(256 * 1024 * 1024).default(4 * 1024 * 1024), 'Largest envelope payload accepted, in bytes; larger records are dead-lettered. Default 4 MiB; at most 268435456.'),
+    },
+    config: (e) => ({
+        batch: { maxRows: e.AGENTLEDGER_BATCH_MAX_ROWS, maxWaitMs: e.AGENTLEDGER_BATCH_MAX_WAIT_MS, maxBytes: e.AGENTLEDGER_BATCH_MAX_BYTES, overlap: e.AGENTLEDGER_BATCH_OVERLAP },
+        /** AGENTLEDGER_INGEST_STALL_EXIT_MS (0: off). */
+        stallExitMs: e.AGENTLEDGER_INGEST_STALL_EXIT_MS,
+        envelopes: { seqEncoding: e.AGENTLEDGER_SEQ_ENCODING, maxPayloadBytes: e.AGENTLEDGER_MAX_PAYLOAD_BYTES },
+        /** In-memory caches of durable per-loop and per-session state (entries). */
+        caches: { headEntries: e.AGENTLEDGER_HEAD_CACHE_ENTRIES, crazeSessions: e.AGENTLEDGER_CRAZE_CACHE_ENTRIES },
+    }),
+});
+//# sourceMappingURL=ingest.js.map

@@ -1,0 +1,2 @@
+export {};
+//# sourceMappingURL=spend-types.js.map

@@ -1,0 +1,150 @@
+import { asError, failureMessage, TransientError, within } from '../observability/errors.js';
+import { failureKind, membershipError } from './failures.js';
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+/**
+ * No heartbeat has reached the group's coordinator for longer than the
+ * session timeout: the group has expelled this member by now, whatever it
+ * holds. Typed as kafkajs's NOT_COORDINATOR_FOR_GROUP, which its runner
+ * meets by joining again, and joining looks the coordinator up afresh.
+ * Without that, kafkajs 2.2.4 keeps heartbeating and committing to the
+ * coordinator it cached, which may be a broker that is gone
+ * (tulios/kafkajs#1779): ingest would wait for that broker forever. A lost
+ * membership (failures.ts): the buffer is dropped, the owner after the
+ * rejoin reads the records again.
+ */
+export class CoordinatorLost extends TransientError {
+    name = 'CoordinatorLost';
+    type = 'NOT_COORDINATOR_FOR_GROUP';
+    constructor(silentMs, cause) {
+        super(`no heartbeat reached the group coordinator for ${silentMs} ms, longer than the session timeout: joining the group again to find its coordinator (${failureMessage(cause)})`, { cause });
+    }
+}
+export class BatchRetry {
+    deps;
+    /**
+     * When a heartbeat last reached the coordinator (ms): from the start of the
+     * batch in hand, or, once a batch gave up on a silent coordinator, from
+     * that silence on (the batches kafkajs still hands out before it joins
+     * again give up at their first failure).
+     */
+    lastBeat = 0;
+    coordinatorSilent = false;
+    constructor(deps) {
+        this.deps = deps;
+    }
+    now() {
+        return (this.deps.now ?? Date.now)();
+    }
+    beaten() {
+        this.lastBeat = this.now();
+        this.coordinatorSilent = false;
+    }
+    /**
+     * Runs `work` until it succeeds, retrying transient failures with backoff.
+     * The group is kept informed with heartbeats on a timer, during the work
+     * and between tries, so a long read-back or outage does not get the member
+     * expelled; a heartbeat that fails while waiting (the broker restarting) is
+     * one more transient failure, met by the next try. The batch is abandoned
+     * when this member lost its partitions (step 5), when kafkajs stopped the
+     * runner that gave it (it restarts with a new generation), when no
+     * heartbeat has reached the coordinator for a session timeout
+     * (CoordinatorLost: kafkajs then joins again, which finds the coordinator
+     * afresh), or on a failure that retrying cannot fix (reported through
+     * onFatal).
+     *
+     * Backpressure is the handler itself: kafkajs fetches a partition's next
+     * batch only once eachBatch returns. Consumption is never paused through
+     * kafkajs here: a pause outlives the batch that set it, and one left behind
+     * by a failure on the way out stalled ingest for good after a broker
+     * restart (member alive, heartbeats answered, every partition paused).
+     */
+    async untilDone({ heartbeat, isRunning }, at, work) {
+        const { log, metrics, sessionTimeoutMs } = this.deps;
+        const beat = Math.max(500, Math.floor(sessionTimeoutMs / 10));
+        let failures = 0;
+        if (!this.coordinatorSilent)
+            this.lastBeat = this.now();
+        try {
+            for (let attempt = 0;; attempt++) {
+                let failure;
+                try {
+                    await this.whileBeating(heartbeat, beat, work);
+                    if (failures > 0)
+                        log.info('ClickHouse and Kafka answer again; ingest goes on', { ...at, afterFailures: failures });
+                    return;
+                }
+                catch (err) {
+                    failure = err;
+                }
+                for (;;) {
+                    this.abandonIfLost(failure, isRunning);
+                    const silent = this.now() - this.lastBeat;
+                    if (silent > sessionTimeoutMs) {
+                        this.coordinatorSilent = true;
+                        throw new CoordinatorLost(silent, failure);
+                    }
+                    failures++;
+                    metrics.insertFailures.inc();
+                    this.deps.onRetry(failureMessage(failure));
+                    const kind = failureKind(failure);
+                    if (kind !== 'transient') {
+                        const error = asError(failure);
+                        log.error(kind === 'content' ? 'ClickHouse refused data that could not be traced to a record' : 'a failure that retrying cannot fix', {
+                            ...at,
+                            error: failureMessage(error),
+                        });
+                        this.deps.onFatal(error);
+                        throw error;
+                    }
+                    metrics.paused.set(1);
+                    const wait = Math.min(5_000, 250 * 2 ** Math.min(attempt, 5));
+                    log.warn('ClickHouse or Kafka failed; the batch waits and is retried', { ...at, attempt: attempt + 1, inMs: wait, error: failureMessage(failure) });
+                    try {
+                        await this.whileBeating(heartbeat, beat, () => (this.deps.sleep ?? sleep)(wait));
+                        break;
+                    }
+                    catch (err) {
+                        // A heartbeat failed while waiting: judged like a failed try.
+                        failure = err;
+                        attempt++;
+                    }
+                }
+            }
+        }
+        finally {
+            if (failures > 0)
+                metrics.paused.set(0);
+        }
+    }
+    /** Throws what ends a batch rather than retrying it: a stop, a lost membership, a runner kafkajs stopped. */
+    abandonIfLost(failure, isRunning) {
+        if (this.deps.stopping())
+            throw failure;
+        const lost = membershipError(failure);
+        if (lost)
+            throw lost;
+        if (!isRunning())
+            throw new Error(`the consumer runner stopped (kafkajs restarts it); the batch is abandoned: ${failureMessage(failure)}`, { cause: failure });
+    }
+    /** Runs `work` with a heartbeat every `every` ms; a failed heartbeat fails it (once the work is over). */
+    async whileBeating(heartbeat, every, work) {
+        let failure;
+        const timer = setInterval(() => {
+            heartbeat().then(() => this.beaten(), (err) => {
+                failure ??= asError(err);
+                this.deps.onHeartbeatFailed();
+            });
+        }, every);
+        try {
+            await work();
+        }
+        finally {
+            clearInterval(timer);
+        }
+        if (failure !== undefined)
+            throw failure;
+        await within(heartbeat(), this.deps.sessionTimeoutMs, 'heartbeat');
+        this.beaten();
+    }
+}
+//# sourceMappingURL=retry.js.map

@@ -1,0 +1,218 @@
+/**
+ * Prometheus metrics of the ingest pipeline, served on AGENTLEDGER_METRICS_PORT
+ * at /metrics (and /healthz). One registry per process.
+ */
+import { createServer } from 'node:http';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+export function createMetrics() {
+    const registry = new Registry();
+    collectDefaultMetrics({ register: registry, prefix: 'agentledger_' });
+    return {
+        registry,
+        records: new Counter({
+            name: 'agentledger_records_total',
+            help: 'Records processed, by stream (envelopes, craze) and verdict; duplicates are dropped, everything else is stored',
+            labelNames: ['stream', 'verdict'],
+            registers: [registry],
+        }),
+        deadLetters: new Counter({
+            name: 'agentledger_dead_letters_total',
+            help: 'Records sent to the dead-letter topic, by source topic',
+            labelNames: ['topic'],
+            registers: [registry],
+        }),
+        batchRows: new Histogram({
+            name: 'agentledger_insert_batch_rows',
+            help: 'Rows per ClickHouse insert, by stream',
+            labelNames: ['stream'],
+            buckets: [1, 10, 100, 500, 1000, 5000, 10000, 50000],
+            registers: [registry],
+        }),
+        insertSeconds: new Histogram({
+            name: 'agentledger_insert_seconds',
+            help: 'Latency of successful ClickHouse inserts, by stream',
+            labelNames: ['stream'],
+            buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+            registers: [registry],
+        }),
+        insertFailures: new Counter({
+            name: 'agentledger_insert_failures_total',
+            help: 'Failed ClickHouse or Kafka requests of ingest (retried; the batch waits meanwhile)',
+            registers: [registry],
+        }),
+        poisonRecords: new Counter({
+            name: 'agentledger_refused_records_total',
+            help: 'Records whose row (or a read-back query built from them) ClickHouse refused for its content: dead-lettered and stored as malformed, by source topic',
+            labelNames: ['topic'],
+            registers: [registry],
+        }),
+        keyMismatches: new Counter({
+            name: 'agentledger_key_mismatch_total',
+            help: 'Envelopes stored whose Kafka key is not their LoopID (a producer bug that splits loops across partitions), by topic; each row says so in its detail',
+            labelNames: ['topic'],
+            registers: [registry],
+        }),
+        undecodableBatches: new Counter({
+            name: 'agentledger_undecodable_batches_total',
+            help: 'Record batches the consumer could not decode (a corrupt compressed payload, a codec id Kafka does not define), by topic and partition (unknown when kafkajs could not tell); ingest stops at each, nothing is skipped',
+            labelNames: ['topic', 'partition'],
+            registers: [registry],
+        }),
+        fenced: new Counter({
+            name: 'agentledger_fenced_flushes_total',
+            help: 'Flushes refused because this member no longer owned its partitions (its buffer was dropped for the new owner)',
+            registers: [registry],
+        }),
+        paused: new Gauge({
+            name: 'agentledger_consumer_paused',
+            help: '1 while a batch waits for ClickHouse or Kafka to answer again (no further batch is fetched meanwhile)',
+            registers: [registry],
+        }),
+        sinceProgress: new Gauge({
+            name: 'agentledger_ingest_seconds_since_progress',
+            help: 'Seconds since ingest last made rows durable and committed them (or found nothing waiting): what the stall watchdog (AGENTLEDGER_INGEST_STALL_EXIT_MS) measures',
+            registers: [registry],
+        }),
+        stallExits: new Counter({
+            name: 'agentledger_ingest_stall_exits_total',
+            help: 'Times the stall watchdog found records waiting and no progress, and stopped ingest for its supervisor to restart it',
+            registers: [registry],
+        }),
+        alertEvaluations: new Counter({
+            name: 'agentledger_alert_evaluations_queued_total',
+            help: 'Alert evaluations ingest asked for after its flushes, its loops added to the news (result: queued, or failed: left to the next alert sweep)',
+            labelNames: ['result'],
+            registers: [registry],
+        }),
+        cacheHits: new Counter({
+            name: 'agentledger_cache_hits_total',
+            help: 'Lookups of durable per-key state served from memory, by cache (loop_heads: loop heads; craze_sessions: craze sessions\' accounting)',
+            labelNames: ['cache'],
+            registers: [registry],
+        }),
+        cacheMisses: new Counter({
+            name: 'agentledger_cache_misses_total',
+            help: 'Lookups of durable per-key state read back from ClickHouse (a key not seen since start or the last rebalance, or evicted), by cache',
+            labelNames: ['cache'],
+            registers: [registry],
+        }),
+        cacheEvictions: new Counter({
+            name: 'agentledger_cache_evictions_total',
+            help: 'Entries evicted to stay within the cache budget (AGENTLEDGER_HEAD_CACHE_ENTRIES, AGENTLEDGER_CRAZE_CACHE_ENTRIES), by cache; only durable state is evicted',
+            labelNames: ['cache'],
+            registers: [registry],
+        }),
+        cacheEntries: new Gauge({
+            name: 'agentledger_cache_entries',
+            help: 'Entries held by each cache now (a rebalance empties them)',
+            labelNames: ['cache'],
+            registers: [registry],
+        }),
+        lag: new Gauge({
+            name: 'agentledger_consumer_lag',
+            help: 'Records between the last processed offset and the high watermark, per partition',
+            labelNames: ['topic', 'partition'],
+            registers: [registry],
+        }),
+    };
+}
+/**
+ * Prometheus metrics of `agentledger worker`, served on
+ * AGENTLEDGER_WORKER_METRICS_PORT. The gauges read Redis when scraped (a
+ * scrape costs a few commands; nothing is counted per job for them).
+ */
+export function createWorkerMetrics(gauges) {
+    const registry = new Registry();
+    collectDefaultMetrics({ register: registry, prefix: 'agentledger_worker_' });
+    return {
+        registry,
+        jobs: new Counter({
+            name: 'agentledger_worker_jobs_total',
+            help: 'Jobs run, by job (rollup-sweep, alert-sweep, alert-evaluate, deliver) and result (done, failed)',
+            labelNames: ['job', 'result'],
+            registers: [registry],
+        }),
+        jobSeconds: new Histogram({
+            name: 'agentledger_worker_job_seconds',
+            help: 'Duration of the jobs run, by job',
+            labelNames: ['job'],
+            buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
+            registers: [registry],
+        }),
+        evaluatedLoops: new Counter({
+            name: 'agentledger_alert_evaluated_loops_total',
+            help: 'Loops the alert sweeps and evaluations looked at, by job',
+            labelNames: ['job'],
+            registers: [registry],
+        }),
+        transitions: new Counter({
+            name: 'agentledger_alert_transitions_total',
+            help: 'Alert notifications recorded and queued for delivery, by rule and notification (fired, renotified, resolved)',
+            labelNames: ['rule', 'notification'],
+            registers: [registry],
+        }),
+        deliveries: new Counter({
+            name: 'agentledger_alert_deliveries_total',
+            help: 'Webhook delivery attempts, by result (delivered; retrying; failed: out of attempts, in the failed set)',
+            labelNames: ['result'],
+            registers: [registry],
+        }),
+        firing: new Gauge({
+            name: 'agentledger_alerts_firing',
+            help: 'Alerts firing now, by rule (read from the alert states in Redis at scrape time)',
+            labelNames: ['rule'],
+            registers: [registry],
+            async collect() {
+                this.reset();
+                for (const [rule, n] of await gauges.firing())
+                    this.set({ rule }, n);
+            },
+        }),
+        queueJobs: new Gauge({
+            name: 'agentledger_queue_jobs',
+            help: 'BullMQ jobs per queue and state (read at scrape time): the queue depth',
+            labelNames: ['queue', 'state'],
+            registers: [registry],
+            async collect() {
+                this.reset();
+                for (const [queue, counts] of await gauges.queues())
+                    for (const [state, n] of Object.entries(counts))
+                        this.set({ queue, state }, n);
+            },
+        }),
+    };
+}
+/** Serves `/metrics` and `/healthz` on host:port, GET (and HEAD) only. */
+export function serveMetrics(metrics, port, host = '127.0.0.1') {
+    const server = createServer((req, res) => {
+        if (req.method !== 'GET' && req.method !== 'HEAD') {
+            res.writeHead(405, { allow: 'GET, HEAD' });
+            res.end();
+        }
+        else if (req.url === '/metrics') {
+            metrics.registry
+                .metrics()
+                .then((body) => {
+                res.writeHead(200, { 'content-type': metrics.registry.contentType });
+                res.end(body);
+            })
+                .catch((err) => {
+                res.writeHead(500);
+                res.end(String(err));
+            });
+        }
+        else if (req.url === '/healthz') {
+            res.writeHead(200);
+            res.end('ok\n');
+        }
+        else {
+            res.writeHead(404);
+            res.end();
+        }
+    });
+    return new Promise((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(port, host, () => resolve(server));
+    });
+}
+//# sourceMappingURL=metrics.js.map

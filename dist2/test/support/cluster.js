@@ -1,0 +1,127 @@
+/**
+ * The local cluster for the tests that run with AGENTLEDGER_TEST_CLUSTER=1
+ * (infra/stack.sh up --cluster): its stack.sh commands, and a query to one of
+ * its four ClickHouse servers by HTTP port (shard 1 = 18123, 18124; shard 2
+ * = 18125, 18126) as the tests' user.
+ */
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { after, before } from 'node:test';
+import { MIGRATIONS_DIR } from '../../src/cli/migrate.js';
+import { createLogger } from '../../src/observability/logger.js';
+import { migrate } from '../../src/sink/clickhouse/migrate.js';
+import { testContext } from './context.js';
+import { REPO_ROOT } from './services.js';
+export const CLUSTER_ENABLED = process.env['AGENTLEDGER_TEST_CLUSTER'] === '1';
+export const CLUSTER_SKIP = !CLUSTER_ENABLED && 'set AGENTLEDGER_TEST_CLUSTER=1 to run it (starts the local cluster)';
+export const CLUSTER_TEST_USER = { user: 'agentledger_test', password: 'agentledger_test' };
+/** HTTP ports of the four servers, by shard. */
+export const SHARDS = [
+    [18123, 18124],
+    [18125, 18126],
+];
+export const SERVERS = [...SHARDS[0], ...SHARDS[1]];
+/** `infra/stack.sh ARGS…`: its exit status and everything it printed. */
+export function stack(...args) {
+    const r = spawnSync('bash', [join(REPO_ROOT, 'infra', 'stack.sh'), ...args], { encoding: 'utf8', timeout: 300_000 });
+    return { status: r.status, out: `${r.stdout}${r.stderr}` };
+}
+/** The trimmed answer of one server to `sql` in `database`; a refusal throws with the port and ClickHouse's text. */
+export async function query(port, sql, database = 'system', who = CLUSTER_TEST_USER) {
+    const url = `http://127.0.0.1:${port}/?database=${database}&user=${encodeURIComponent(who.user)}&password=${encodeURIComponent(who.password)}`;
+    const res = await fetch(url, { method: 'POST', body: sql });
+    const text = await res.text();
+    if (!res.ok)
+        throw new Error(`ClickHouse :${port}: ${text}`);
+    return text.trim();
+}
+/**
+ * A test file's before and after on the cluster: brings it up (whatever of it
+ * is down), and at the end drops `databases()` ON CLUSTER, then stops the
+ * cluster if it was not up before the file.
+ */
+export function useCluster(databases) {
+    let wasUp = true;
+    before(() => {
+        if (!CLUSTER_ENABLED)
+            return;
+        wasUp = stack('status', '--cluster').status === 0;
+        const up = stack('up', '--cluster');
+        assert.equal(up.status, 0, up.out);
+    });
+    after(async () => {
+        if (!CLUSTER_ENABLED)
+            return;
+        try {
+            for (const db of databases())
+                await query(SHARDS[0][0], `DROP DATABASE IF EXISTS ${db} ON CLUSTER agentledger`);
+        }
+        finally {
+            if (!wasUp) {
+                const down = stack('down', '--cluster');
+                assert.equal(down.status, 0, down.out);
+            }
+        }
+    });
+}
+/**
+ * A test file's contexts on the cluster: useCluster() for the file, and
+ * make(), a test context migrated on the cluster (its database on all four
+ * servers, the first one's URL, as the tests' user, many small inserts);
+ * their topics and groups are dropped at the end, while the cluster is up.
+ */
+export function clusterContexts() {
+    const contexts = [];
+    after(async () => {
+        for (const ctx of contexts)
+            await ctx.cleanup();
+    });
+    useCluster(() => contexts.map((c) => c.config.clickhouse.database));
+    return {
+        async make(name, overrides = {}) {
+            const ctx = await testContext(name, {
+                AGENTLEDGER_CLICKHOUSE_URL: `http://127.0.0.1:${SHARDS[0][0]}`,
+                AGENTLEDGER_CLICKHOUSE_USER: CLUSTER_TEST_USER.user,
+                AGENTLEDGER_CLICKHOUSE_PASSWORD: CLUSTER_TEST_USER.password,
+                AGENTLEDGER_CLICKHOUSE_CLUSTER: 'agentledger',
+                // Many small inserts, each through the Distributed table to a replica of its shard.
+                AGENTLEDGER_BATCH_MAX_ROWS: '20',
+                AGENTLEDGER_BATCH_MAX_WAIT_MS: '50',
+                AGENTLEDGER_ALERT_EVALUATE_ON_INGEST: 'false',
+                ...overrides,
+            });
+            contexts.push(ctx);
+            await migrate(ctx.config.clickhouse, MIGRATIONS_DIR, createLogger('warn'));
+            return ctx;
+        },
+    };
+}
+/** Per loop and verdict on one server: loop, verdict, rows, highest seq. */
+export const perLoop = (port, db) => query(port, `SELECT loop_id, verdict, count(), max(seq) FROM envelopes_local GROUP BY loop_id, verdict ORDER BY loop_id, verdict FORMAT TSV`, db);
+/**
+ * Generated traffic stored as on one server: once the two replicas of each
+ * shard agree, every (loop, seq) it must store is stored once, and every
+ * planted verdict once and no other, read through the Distributed table
+ * from a second replica of each shard.
+ */
+export async function assertTrafficStored(db, expected) {
+    for (const [a, b] of SHARDS) {
+        const deadline = Date.now() + 60_000;
+        while ((await perLoop(a, db)) !== (await perLoop(b, db)) && Date.now() < deadline)
+            await new Promise((r) => setTimeout(r, 500));
+        assert.equal(await perLoop(b, db), await perLoop(a, db), `the replicas of the shard of :${a} agree`);
+    }
+    const READ = ' SETTINGS prefer_localhost_replica = 0 FORMAT TSV';
+    const keys = (await query(SHARDS[1][1], `SELECT loop_id, seq, count() FROM envelopes FINAL WHERE verdict NOT IN ('fork', 'malformed') GROUP BY loop_id, seq ORDER BY loop_id, seq${READ}`, db))
+        .split('\n')
+        .map((line) => line.split('\t'));
+    assert.deepEqual(keys.filter((k) => k[2] !== '1').slice(0, 5), [], '(loop, seq) stored more than once');
+    assert.deepEqual(keys.map((k) => `${k[0]}#${k[1]}`).sort(), expected.stored.map((k) => `${k.loopId}#${k.seq}`).sort(), 'every (loop, seq) stored');
+    const flagged = (await query(SHARDS[0][1], `SELECT loop_id, seq, verdict FROM envelopes FINAL WHERE verdict != 'ok' ORDER BY loop_id, seq, verdict${READ}`, db)).split('\n').filter((l) => l !== '');
+    const want = [...expected.violations]
+        .sort((x, y) => (x.loopId === y.loopId ? x.seq - y.seq || x.verdict.localeCompare(y.verdict) : x.loopId < y.loopId ? -1 : 1))
+        .map((v) => `${v.loopId}\t${v.seq}\t${v.verdict}`);
+    assert.deepEqual(flagged, want, 'every planted violation once, and no false one');
+}
+//# sourceMappingURL=cluster.js.map

@@ -1,0 +1,57 @@
+/**
+ * One isolated world per integration test file: its own ClickHouse database,
+ * Kafka topics and BullMQ queue prefix, all removed by cleanup().
+ */
+import { randomBytes } from 'node:crypto';
+import { Kafka, logLevel } from 'kafkajs';
+import { parseConfig } from '../../src/config/index.js';
+import { createClickHouse } from '../../src/sink/clickhouse/client.js';
+import { services } from './services.js';
+export async function testContext(name, overrides = {}) {
+    const svc = await services();
+    const id = `${name.replace(/[^a-z0-9]/gi, '_').toLowerCase()}_${randomBytes(4).toString('hex')}`;
+    const env = {
+        AGENTLEDGER_KAFKA_BROKERS: svc.kafkaBrokers,
+        AGENTLEDGER_KAFKA_GROUP_ID: `test.${id}`,
+        AGENTLEDGER_ENVELOPE_TOPIC: `test.${id}.envelopes`,
+        AGENTLEDGER_CRAZE_TOPIC: `test.${id}.craze`,
+        AGENTLEDGER_DLQ_TOPIC: `test.${id}.dlq`,
+        AGENTLEDGER_CLICKHOUSE_URL: svc.clickhouseUrl,
+        AGENTLEDGER_CLICKHOUSE_USER: svc.clickhouseUser,
+        AGENTLEDGER_CLICKHOUSE_PASSWORD: svc.clickhousePassword,
+        AGENTLEDGER_CLICKHOUSE_DATABASE: `test_${id}`,
+        AGENTLEDGER_REDIS_URL: svc.redisUrl,
+        AGENTLEDGER_QUEUE_PREFIX: `test_${id}`,
+        AGENTLEDGER_METRICS_PORT: '0',
+        AGENTLEDGER_WORKER_METRICS_PORT: '0',
+        AGENTLEDGER_LOG_LEVEL: 'warn',
+        // The tests read log lines as a person would (json has its own tests).
+        AGENTLEDGER_LOG_FORMAT: 'text',
+        AGENTLEDGER_KAFKA_SESSION_TIMEOUT_MS: '6000',
+        ...overrides,
+    };
+    const config = parseConfig(env);
+    return {
+        services: svc,
+        config,
+        env,
+        id,
+        async cleanup() {
+            const ch = createClickHouse(config.clickhouse, 'default');
+            await ch.command({ query: `DROP DATABASE IF EXISTS ${config.clickhouse.database}` }).finally(() => ch.close());
+            const admin = new Kafka({ clientId: 'test-cleanup', brokers: [...config.kafka.brokers], logLevel: logLevel.NOTHING }).admin();
+            await admin.connect();
+            try {
+                const existing = new Set(await admin.listTopics());
+                const ours = Object.values(config.kafka.topics).filter((t) => existing.has(t));
+                if (ours.length > 0)
+                    await admin.deleteTopics({ topics: ours });
+                await admin.deleteGroups([config.kafka.groupId]).catch(() => undefined);
+            }
+            finally {
+                await admin.disconnect();
+            }
+        },
+    };
+}
+//# sourceMappingURL=context.js.map

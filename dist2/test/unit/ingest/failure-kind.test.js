@@ -1,0 +1,70 @@
+/** Which failures are retried, traced to a record, or fatal: the ClickHouse codes in both servers' formats, sockets, Kafka. */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { failureMessage, TimeoutError } from '../../../src/observability/errors.js';
+import { clickhouseFailure } from '../../../src/sink/clickhouse/errors.js';
+import { failureKind, membershipError } from '../../../src/ingest/failures.js';
+import { CommitNotSent } from '../../../src/ingest/group.js';
+/** An error as @clickhouse/client gives it for current servers: the code parsed out. */
+const current = (code, message = 'DB::Exception: …') => Object.assign(new Error(message), { code: String(code), type: 'X' });
+/** As it gives it for 18.16: the code only in the message text. */
+const old = (code) => new Error(`Code: ${code}, e.displayText() = DB::Exception: something, e.what() = DB::Exception`);
+test('ClickHouse codes are classified the same in both error formats', () => {
+    const cases = [
+        [25, 'content'], // a lone surrogate in a JSON string
+        [62, 'content'], // a query over max_query_size
+        [27, 'content'],
+        [241, 'transient'], // memory limit
+        [252, 'transient'], // too many parts
+        [319, 'transient'], // unknown status of insert
+        [209, 'transient'],
+        [192, 'fatal'], // unknown user
+        [193, 'fatal'], // wrong password
+        [516, 'fatal'], // authentication failed (current)
+        [81, 'fatal'], // unknown database: a setting, not a moment
+        [60, 'fatal'], // unknown table: migrations not applied
+    ];
+    for (const [code, kind] of cases) {
+        assert.equal(clickhouseFailure(current(code)), kind, `current format, code ${code}`);
+        assert.equal(clickhouseFailure(old(code)), kind, `18.16 format, code ${code}`);
+    }
+});
+test('socket failures are transient, unknown errors fatal', () => {
+    assert.equal(clickhouseFailure(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:8123'), { code: 'ECONNREFUSED' })), 'transient');
+    assert.equal(clickhouseFailure(new Error('socket hang up')), 'transient');
+    assert.equal(clickhouseFailure(new Error('Timeout error.')), 'transient');
+    assert.equal(clickhouseFailure(new Error('wrapped', { cause: Object.assign(new Error('x'), { code: 'ECONNRESET' }) })), 'transient');
+    assert.equal(clickhouseFailure(new Error('no stream for topic t')), 'fatal');
+    assert.equal(clickhouseFailure('a string'), 'fatal');
+    // A non-ClickHouse HTTP server's answer: no code, no socket error.
+    assert.equal(clickhouseFailure(new Error('<html>502 Bad Gateway</html>')), 'fatal');
+});
+test('Kafka failures are retried unless the broker says a retry cannot help', () => {
+    const kafkaError = (name, retriable, cause) => Object.assign(new Error(name, cause ? { cause } : {}), { name, retriable });
+    assert.equal(failureKind(kafkaError('KafkaJSConnectionError', true)), 'transient');
+    assert.equal(failureKind(kafkaError('KafkaJSNumberOfRetriesExceeded', false, kafkaError('KafkaJSConnectionError', true))), 'transient');
+    assert.equal(failureKind(kafkaError('KafkaJSProtocolError', false)), 'fatal');
+    assert.equal(failureKind(kafkaError('KafkaJSNonRetriableError', false, kafkaError('KafkaJSProtocolError', false))), 'fatal');
+    assert.equal(failureKind(new TimeoutError('offset commit', 'Kafka', 6000)), 'transient');
+    assert.equal(failureKind(current(25)), 'content');
+});
+test('a failure message becomes one bounded, well-formed line', () => {
+    assert.equal(failureMessage(new Error('a\n  b\tc')), 'a b c');
+    assert.equal(failureMessage(new Error('x'.repeat(50)), 10), `${'x'.repeat(10)}…`);
+    // Cut inside a surrogate pair, or quoting a lone one: never a lone surrogate out.
+    const cut = failureMessage(new Error(`${'x'.repeat(9)}😀`), 10);
+    assert.equal(cut, `${'x'.repeat(9)}\ufffd…`);
+    assert.equal(failureMessage(new Error('a\ud800b')), 'a\ufffdb');
+});
+test("a lost membership: the coordinator's refusals, wrapped or bare, and a commit the client did not send; not a broker's other errors", () => {
+    const refusal = Object.assign(new Error('The coordinator is not aware of this member'), { type: 'UNKNOWN_MEMBER_ID' });
+    const wrapped = new Error('retries exhausted', { cause: refusal });
+    assert.equal(membershipError(refusal), refusal);
+    assert.equal(membershipError(wrapped), refusal);
+    const unsent = new CommitNotSent(2);
+    assert.equal(membershipError(unsent), unsent, 'nothing proves the member still owns the partitions');
+    assert.equal(failureKind(unsent), 'transient', 'the consumer restarts, and the records are read again');
+    assert.equal(membershipError(Object.assign(new Error('leader not available'), { type: 'LEADER_NOT_AVAILABLE' })), undefined);
+    assert.equal(membershipError(new Error('socket hang up')), undefined);
+});
+//# sourceMappingURL=failure-kind.test.js.map
