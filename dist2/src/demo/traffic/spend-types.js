@@ -1,2 +1,0 @@
-export {};
-//# sourceMappingURL=spend-types.js.map
