@@ -301,7 +301,7 @@ test(
   {
     skip,
     timeout: 900_000,
-    // Passes in most runs (7 of 9 on 2026-12-04). In the one failure with logs the killed broker
+    // Passes in most runs (7 of 10 on 2026-12-04). In the two failures with logs the killed broker
     // was the one kafkajs still took for the coordinator (its cache outlives a
     // leadership move, tulios/kafkajs#1779): the commit after a flush fails,
     // and kafkajs's own loop between batches waits on that broker, where
