@@ -297,9 +297,42 @@ cl_ch_launch() {
   local n=$1 dir
   dir="$(cl_ch_dir "$n")"
   cl_ch_files "$n"
+  # Where this start's errors begin in the log (cl_ch_wait reads only those).
+  stat -c %s "$dir/log/clickhouse-server.err.log" 2>/dev/null >"$dir/err.offset" || echo 0 >"$dir/err.offset"
   log "clickhouse-$n: starting $(cl_ch_url "$n") (native 127.0.0.1:$(cl_ch_tcp_port "$n"), shard $(cl_ch_shard "$n"))…"
   setsid nohup clickhouse-server --config-file="$dir/etc/config.xml" </dev/null >>"$dir/log/stdout.log" 2>&1 &
   echo $! >"$dir/clickhouse.pid"
+}
+
+# cl_ch_wait N: waits for server N to answer. A replica SIGKILLed between
+# writing a part and recording it in ZooKeeper can refuse to start: "the
+# local set of parts ... doesn't look like the set of parts in ZooKeeper"
+# (ClickHouse's check, replicated_max_ratio_of_wrong_parts; a small table's
+# one unrecorded part is all of it). Then it is started once more with
+# flags/force_restore_data, as ClickHouse's docs tell an operator: the parts
+# ZooKeeper does not know go to detached/ (their inserts were never
+# acknowledged, so ingest wrote them again elsewhere) and the rest is fetched
+# from the other replica. Any other failure stops the script as before.
+cl_ch_wait() {
+  local n=$1 dir
+  dir="$(cl_ch_dir "$n")"
+  cl_check() { cl_ch_is_up "$n"; }
+  local logs=("$dir/log/clickhouse-server.err.log" "$dir/log/clickhouse-server.log" "$dir/log/stdout.log")
+  local said from
+  if ! said=$(wait_until clickhouse "$CH_TIMEOUT" cl_check "$(cat "$dir/clickhouse.pid")" "${logs[@]}" 2>&1); then
+    from=$(cat "$dir/err.offset" 2>/dev/null || echo 0)
+    if pid_of "$dir/clickhouse.pid" clickhouse-server >/dev/null \
+      || ! tail -c +"$((from + 1))" "${logs[0]}" 2>/dev/null | grep -q "doesn't look like the set of parts in ZooKeeper"; then
+      echo "$said" >&2
+      exit 1
+    fi
+    warn "clickhouse-$n: refused its local parts after an unclean stop; starting it again with flags/force_restore_data (unrecorded parts go to detached/, the rest is fetched from its replica)"
+    mkdir -p "$dir/data/flags"
+    : >"$dir/data/flags/force_restore_data"
+    cl_ch_launch "$n"
+    wait_until clickhouse "$CH_TIMEOUT" cl_check "$(cat "$dir/clickhouse.pid")" "${logs[@]}"
+  fi
+  log "clickhouse-$n: up (pid $(cat "$dir/clickhouse.pid"))"
 }
 
 cl_ch_start() {
@@ -322,13 +355,7 @@ cl_ch_start() {
       waiting+=("$n")
     fi
   done
-  for n in "${waiting[@]}"; do
-    dir="$(cl_ch_dir "$n")"
-    cl_check() { cl_ch_is_up "$n"; }
-    wait_until clickhouse "$CH_TIMEOUT" cl_check "$(cat "$dir/clickhouse.pid")" \
-      "$dir/log/clickhouse-server.err.log" "$dir/log/clickhouse-server.log" "$dir/log/stdout.log"
-    log "clickhouse-$n: up (pid $(cat "$dir/clickhouse.pid"))"
-  done
+  for n in "${waiting[@]}"; do cl_ch_wait "$n"; done
   # The database on every server (not ON CLUSTER: each server is asked itself).
   for n in "${CH_NODES[@]}"; do
     dir="$(cl_ch_dir "$n")"
