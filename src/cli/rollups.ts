@@ -4,6 +4,7 @@ import { pruneChainFlags } from '../rollups/chain.js';
 import { compact, compactor, rebuild, sweep, type RollupDeps } from '../rollups/rollups.js';
 import { createClickHouse } from '../sink/clickhouse/client.js';
 import { clusterTarget } from '../sink/clickhouse/cluster-ddl.js';
+import { stateSqlFor } from '../sink/clickhouse/replicas.js';
 import { migratorSettings } from '../config/index.js';
 import type { Command } from './command.js';
 import { parseOptions, UsageError } from './command.js';
@@ -64,8 +65,9 @@ Needs ClickHouse and Redis (the version counter).`,
     const adminClient = createClickHouse(migratorSettings(config.clickhouse));
     const redis = createRedis(config.redis.url);
     redis.on('error', () => undefined); // the command's own calls fail and say why
-    const deps: RollupDeps = { ch, redis, prefix: config.redis.queuePrefix, log, scanLoops: config.rollups.scanLoops };
     try {
+      // On a cluster its reads of the other workers' claims go to every replica, as the worker's do.
+      const deps: RollupDeps = { ch, redis, prefix: config.redis.queuePrefix, log, scanLoops: config.rollups.scanLoops, state: await stateSqlFor(ch, config.clickhouse) };
       const started = Date.now();
       if (action === 'compact') {
         const admin = await compactor(adminClient, clusterTarget(config.clickhouse), log);

@@ -24,7 +24,7 @@ import { createWorkerMetrics, serveMetrics } from '../observability/metrics.js';
 import { compactor, watermarks } from '../rollups/rollups.js';
 import { createClickHouse, REPLICA_DELAY_LIMIT_S } from '../sink/clickhouse/client.js';
 import { clusterTarget } from '../sink/clickhouse/cluster-ddl.js';
-import { stateSqlFor } from '../sink/clickhouse/replicas.js';
+import { stateSqlFor, type StateSql } from '../sink/clickhouse/replicas.js';
 import { alertSweepProcessor, evaluationProcessor } from '../worker/alert-jobs.js';
 import { jobContext } from '../worker/job-context.js';
 import { rollupSweepProcessor } from '../worker/rollup-sweep.js';
@@ -78,12 +78,14 @@ outage is waited out.
     // Its reads prefer a replica that is not far behind (client.ts).
     const ch = createClickHouse({ ...config.clickhouse, freshReplicas: true });
     // A wrong setting stops the worker now, not once per sweep forever.
-    const state = await Promise.all([stateSqlFor(ch, config.clickhouse), alertWatermark(ch)])
-      .then(async ([sql]) => (await watermarks(ch, sql), sql))
-      .catch(async (err: unknown) => {
-        await ch.close();
-        throw new Error(`ClickHouse cannot serve the rollups and alerts (${failureMessage(err)}): check AGENTLEDGER_CLICKHOUSE_* and run agentledger migrate`);
-      });
+    let state: StateSql;
+    try {
+      state = await stateSqlFor(ch, config.clickhouse);
+      await Promise.all([watermarks(ch, state), alertWatermark(ch)]);
+    } catch (err) {
+      await ch.close();
+      throw new Error(`ClickHouse cannot serve the rollups and alerts (${failureMessage(err)}): check AGENTLEDGER_CLICKHOUSE_* and run agentledger migrate`);
+    }
     const adminClient = createClickHouse(migratorSettings(config.clickhouse));
     const admin = await compactor(adminClient, clusterTarget(config.clickhouse), log);
     const redis = createRedis(config.redis.url);
