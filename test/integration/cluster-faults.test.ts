@@ -198,11 +198,9 @@ async function coordinatorOf(admin: Admin, groupId: string): Promise<number> {
 
 /**
  * Produces `records` (acks=all) while a broker is down, sending them again
- * after a retriable refusal, as a producer that must not drop them does: a
- * fresh kafkajs producer ran out of its retries once in CI, every one
- * refused with UNKNOWN_TOPIC_OR_PARTITION while the dead broker's
- * leaderships moved (the cause on the brokers' side is not pinned down).
- * A resend may store a record twice in Kafka; ingest
+ * after a retriable refusal, as a producer that must not drop them does
+ * (while the dead broker's leaderships move a send can outlast kafkajs's own
+ * retries). A resend may store a record twice in Kafka; ingest
  * stores it once, which the test asserts. Returns the refusals it rode out.
  */
 async function produceUntilSent(ctx: TestContext, records: readonly { key: string; value: Buffer }[], deadline: number): Promise<string[]> {
@@ -257,10 +255,21 @@ async function brokerKilled(name: string, pick: (leaders: readonly number[], coo
     // a partition whose only in-sync replica is killed stays offline until it
     // returns. So the kill waits for every replica of the topic's partitions
     // and of the group's offsets to be in sync.
+    // On a fresh cluster no group has asked for a coordinator yet and
+    // __consumer_offsets does not exist (its metadata is refused with
+    // UNKNOWN_TOPIC_OR_PARTITION, which failed CI): asking for this group's
+    // coordinator makes Kafka create it.
+    await admin.describeGroups([ctx.config.kafka.groupId]);
     const topics = [ctx.config.kafka.topics.envelopes, '__consumer_offsets'];
     const inSync = async (): Promise<true | undefined> => {
-      const all = (await admin.fetchTopicMetadata({ topics })).topics.flatMap((t) => t.partitions);
-      return all.every((p) => p.isr.length === 3) ? true : undefined;
+      try {
+        const all = (await admin.fetchTopicMetadata({ topics })).topics.flatMap((t) => t.partitions);
+        return all.every((p) => p.isr.length === 3) ? true : undefined;
+      } catch (err) {
+        // A topic Kafka is still creating: not in sync yet.
+        if ((err as { type?: string }).type === 'UNKNOWN_TOPIC_OR_PARTITION') return undefined;
+        throw err;
+      }
     };
     await until('every replica in sync before the kill', 120_000, inSync);
     const meta = await admin.fetchTopicMetadata({ topics: [ctx.config.kafka.topics.envelopes] });

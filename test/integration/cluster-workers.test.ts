@@ -5,7 +5,8 @@
  * while the traffic arrives in two halves. At the end every (loop, seq) is
  * stored once with its planted verdict, as on one server; every committed
  * rollup hour equals the live view (spend_by_hour), read through the
- * Distributed tables; no hour was committed twice under one version, and no
+ * Distributed tables; `rollups sweep`, run again and again beside the
+ * workers, exits 0 each time; no hour was committed twice under one version, and no
  * version was claimed by two recomputes that both committed. Runs only with
  * AGENTLEDGER_TEST_CLUSTER=1 (as cluster-faults.test.ts).
  */
@@ -75,6 +76,18 @@ test('three ingest and two worker processes on the cluster, one of each SIGKILLe
   const steadyIngest = [0, 1].map(() => runCli(['ingest', '--no-migrate', '--idle-exit-ms', '20000'], ctx.env));
   const steadyWorker = runCli(['worker'], ctx.env);
   const killed: Running[] = [];
+  // `rollups sweep` run again and again beside the workers, as an operator
+  // might: it takes the same lease and reads the same claims on every replica.
+  const cli = { done: false, swept: 0, leased: 0, failures: [] as string[] };
+  const sweeper = (async () => {
+    while (!cli.done) {
+      const r = await runToEnd(['rollups', 'sweep'], ctx.env, { timeoutMs: 300_000 });
+      if (r.code !== 0) cli.failures.push(r.stderr.slice(-1500));
+      else if (r.stdout.includes('another sweep is running')) cli.leased++;
+      else cli.swept++;
+      await sleep(300);
+    }
+  })();
   try {
     for (let kill = 0; kill < 5; kill++) {
       if (kill === 2) await produceEnvelopes(ctx, records.slice(half), 6);
@@ -87,6 +100,9 @@ test('three ingest and two worker processes on the cluster, one of each SIGKILLe
         killed.push(victim);
       }
     }
+    cli.done = true;
+    await sweeper;
+    assert.deepEqual(cli.failures, [], '`rollups sweep` beside the workers exits 0 every time');
     for (const run of steadyIngest) assert.equal(await run.exited, 0, run.stderr().slice(-3000));
     const last = await runToEnd(['ingest', '--no-migrate', '--idle-exit-ms', '4000'], ctx.env, { timeoutMs: 300_000 });
     assert.equal(last.code, 0, last.stderr.slice(-3000));
@@ -101,6 +117,8 @@ test('three ingest and two worker processes on the cluster, one of each SIGKILLe
       return BigInt(r!.v) > storedVersion ? true : undefined;
     }, [steadyWorker]);
   } finally {
+    cli.done = true;
+    await sweeper;
     steadyWorker.child.kill('SIGTERM');
     assert.equal(await steadyWorker.exited, 0, steadyWorker.stderr().slice(-3000));
   }
@@ -129,6 +147,6 @@ test('three ingest and two worker processes on the cluster, one of each SIGKILLe
     'SELECT toString((SELECT uniqExact(version) FROM rollup_claims)) AS claimed, toString((SELECT count() FROM rollup_sweeps)) AS finished',
   );
   process.stderr.write(
-    `cluster-workers: ${killed.length / 2} ingest and ${killed.length / 2} worker processes SIGKILLed; ${sweeps!.claimed} versions claimed, ${sweeps!.finished} sweeps finished; ${hours!.committed} hours committed; seed ${seed}\n`,
+    `cluster-workers: ${killed.length / 2} ingest and ${killed.length / 2} worker processes SIGKILLed; ${sweeps!.claimed} versions claimed, ${sweeps!.finished} sweeps finished; ${hours!.committed} hours committed; \`rollups sweep\` beside them: ${cli.swept} swept, ${cli.leased} found the lease held; seed ${seed}\n`,
   );
 });

@@ -42,8 +42,12 @@ export async function query(port: number, sql: string, database = 'system', who:
 
 /**
  * A test file's before and after on the cluster: brings it up (whatever of it
- * is down), and at the end drops `databases()` ON CLUSTER, then stops the
- * cluster if it was not up before the file.
+ * is down), and at the end drops `databases()` on each server, then stops
+ * the cluster if it was not up before the file. Each server drops its own
+ * copy rather than one DROP … ON CLUSTER: that waits in the servers' DDL
+ * queues behind every ON CLUSTER statement the file's processes left there,
+ * and once in CI it outlasted distributed_ddl_task_timeout (180 s) after the
+ * file's tests had passed.
  */
 export function useCluster(databases: () => readonly string[]): void {
   let wasUp = true;
@@ -56,7 +60,7 @@ export function useCluster(databases: () => readonly string[]): void {
   after(async () => {
     if (!CLUSTER_ENABLED) return;
     try {
-      for (const db of databases()) await query(SHARDS[0][0], `DROP DATABASE IF EXISTS ${db} ON CLUSTER agentledger`);
+      for (const db of databases()) for (const port of SERVERS) await query(port, `DROP DATABASE IF EXISTS ${db}`);
     } finally {
       if (!wasUp) {
         const down = stack('down', '--cluster');
