@@ -7,7 +7,7 @@
  * is the real one, over kafkajs and the ClickHouse client.
  */
 import type { ClickHouseClient } from '@clickhouse/client';
-import type { Kafka } from 'kafkajs';
+import type { ConsumerRunConfig, Kafka } from 'kafkajs';
 import type { Config } from '../config/index.js';
 import type { DeadLetter, RecordHeaders } from '../pipeline/stream.js';
 import { TransientError } from '../observability/errors.js';
@@ -64,6 +64,8 @@ export interface GroupListener {
   batchEnded(topic: string, partition: number, batchSize: number, lastOffset: string): void;
   /** The consumer crashed; kafkajs restarts it when `restart`, else it is stopped for good. */
   crashed(error: Error, restart: boolean): void;
+  /** The group's coordinator answered this member: a heartbeat or an offset commit acknowledged. */
+  coordinatorAnswered(): void;
 }
 
 export interface IngestEdges {
@@ -75,6 +77,12 @@ export interface IngestEdges {
   listen(listener: GroupListener): void;
   /** Subscribes to `topics` from the beginning and hands every fetch to `eachBatch`, one partition at a time. */
   run(topics: readonly string[], eachBatch: (payload: BatchPayload) => Promise<void>): Promise<void>;
+  /**
+   * Stops the consumer (leaving the group, as far as its coordinator
+   * answers) and runs it again with the same handler: the new run looks the
+   * group's coordinator up afresh and joins (joined() follows).
+   */
+  rejoin(): Promise<void>;
   /**
    * Commits offsets for this member; the coordinator refuses it (a membership
    * error) from a member it expelled or of an old generation, and a commit
@@ -134,6 +142,8 @@ export function kafkaEdges(kafka: Kafka, clickhouse: ClickHouseClient, config: C
   consumer.on(consumer.events.COMMIT_OFFSETS, ({ payload }) => {
     for (const t of payload.topics) for (const p of t.partitions) acknowledged.add(commitKey(t.topic, p.partition, String(p.offset)));
   });
+  // What run() was given, for rejoin() to run the consumer again with.
+  let running: ConsumerRunConfig | undefined;
   return {
     ensureTopics: (names) => ensureTopics(kafka, names.map((topic) => ({ topic, configEntries: TOPIC_CONFIG }))),
     connect: async () => {
@@ -145,10 +155,23 @@ export function kafkaEdges(kafka: Kafka, clickhouse: ClickHouseClient, config: C
       consumer.on(consumer.events.GROUP_JOIN, (e) => listener.joined(e.payload.memberId, e.payload.memberAssignment));
       consumer.on(consumer.events.END_BATCH_PROCESS, ({ payload }) => listener.batchEnded(payload.topic, payload.partition, payload.batchSize, payload.lastOffset));
       consumer.on(consumer.events.CRASH, (e) => listener.crashed(e.payload.error, e.payload.restart));
+      // kafkajs emits these only for an answer: a heartbeat it did not send (its interval not over) or that failed says nothing.
+      consumer.on(consumer.events.HEARTBEAT, () => listener.coordinatorAnswered());
+      consumer.on(consumer.events.COMMIT_OFFSETS, () => listener.coordinatorAnswered());
     },
     run: async (names, eachBatch) => {
       await consumer.subscribe({ topics: [...names], fromBeginning: true });
-      await consumer.run({ autoCommit: false, eachBatchAutoResolve: false, partitionsConsumedConcurrently: 1, eachBatch });
+      running = { autoCommit: false, eachBatchAutoResolve: false, partitionsConsumedConcurrently: 1, eachBatch };
+      await consumer.run(running);
+    },
+    rejoin: async () => {
+      if (running === undefined) return;
+      // stop() waits for the batch in hand (whose isRunning() turns false),
+      // then leaves the group, ignoring a coordinator that does not answer;
+      // the subscription is kept. run() then makes a new consumer group,
+      // whose join asks a live broker for the coordinator.
+      await consumer.stop();
+      await consumer.run(running);
     },
     commit: async (positions) => {
       const keys = positions.map((p) => commitKey(p.topic, p.partition, p.offset));

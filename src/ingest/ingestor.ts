@@ -47,6 +47,7 @@ import { processIsolating } from './isolate.js';
 import type { BatchPayload, GroupBatch, GroupListener, IngestEdges } from './group.js';
 import { ReadBack } from './read-back.js';
 import { BatchRetry } from './retry.js';
+import { CoordinatorWatch } from './coordinator-watch.js';
 import { buffer, emptyPending, type Flight } from './pending.js';
 
 export interface IngestDeps {
@@ -59,6 +60,8 @@ export interface IngestDeps {
   readonly onDurable?: (rows: readonly KafkaColumns[]) => void;
   /** The wait between tries of a failed batch or final flush; a timer by default. */
   readonly sleep?: (ms: number) => Promise<void>;
+  /** The coordinator watch's clock (ms); Date.now by default. */
+  readonly now?: () => number;
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -74,6 +77,11 @@ export class Ingestor {
   private readonly retry: BatchRetry;
   /** Step 1: where each partition resumes. */
   private readonly resume: ReadBack;
+  /** Step 5's other half: a coordinator silent for a session timeout makes this member join again. */
+  private readonly coordinator: CoordinatorWatch;
+  /** The rejoin under way, if any (stop() waits for it). */
+  private rejoining: Promise<void> | undefined;
+  private watchTimer: NodeJS.Timeout | undefined;
   private pending = emptyPending();
   /** The sealed buffer whose flush is in flight, or failed and due again. */
   private inflight: Flight | undefined;
@@ -115,9 +123,15 @@ export class Ingestor {
     this.edges = edges;
     this.byTopic = new Map(streams.map((s) => [s.topic, s]));
     this.resume = new ReadBack(edges, deps.log);
+    this.coordinator = new CoordinatorWatch({
+      silenceMs: config.kafka.sessionTimeoutMs,
+      now: deps.now ?? Date.now,
+      settled: () => this.settled && !this.stopping,
+      rejoin: (why) => this.rejoin(why),
+    });
     this.flusher = new Flusher({
       ports: {
-        commit: (positions, what) => within(edges.commit(positions), config.kafka.sessionTimeoutMs, what),
+        commit: (positions, what) => this.toCoordinator(within(edges.commit(positions), config.kafka.sessionTimeoutMs, what)),
         sendDeadLetters: (letters) => edges.sendDeadLetters(letters),
         settle: (queryId) => edges.settle(queryId),
       },
@@ -134,7 +148,10 @@ export class Ingestor {
       stopping: () => this.stopping,
       onRetry: (message) => (this.lastFailure = message),
       onFatal: (err) => this.onFatal(err),
-      onHeartbeatFailed: () => (this.flusher.fenced = true),
+      onHeartbeatFailed: (err) => {
+        this.flusher.fenced = true;
+        this.coordinatorFailed(err);
+      },
       ...(deps.sleep ? { sleep: deps.sleep } : {}),
     });
   }
@@ -160,6 +177,54 @@ export class Ingestor {
         });
       }
     }, tick);
+    this.watchTimer = setInterval(() => void this.coordinator.check(), Math.min(1_000, Math.max(100, Math.floor(this.deps.config.kafka.sessionTimeoutMs / 10))));
+    this.watchTimer.unref();
+  }
+
+  /** A request to the coordinator, told to the coordinator watch: an answer, or a failure without one. */
+  private async toCoordinator<T>(request: Promise<T>): Promise<T> {
+    try {
+      const answer = await request;
+      this.coordinator.answered();
+      return answer;
+    } catch (err) {
+      this.coordinatorFailed(err);
+      throw err;
+    }
+  }
+
+  /**
+   * A membership error is the coordinator's answer (kafkajs joins again by
+   * itself), and CommitNotSent says kafkajs is restarting its runner: only
+   * the other failures are a coordinator's silence.
+   */
+  private coordinatorFailed(err: unknown): void {
+    if (!membershipError(err)) this.coordinator.failed(err);
+  }
+
+  /**
+   * Leaves the group and joins it again (the coordinator watch). What is
+   * buffered is dropped first, as at a rebalance: once the coordinator has
+   * been silent for a session timeout the group has given these partitions
+   * away, and their next owner, this member or another, reads them back.
+   */
+  private async rejoin(why: string): Promise<void> {
+    if (this.stopping) return;
+    const { log, metrics } = this.deps;
+    log.warn(`${why}: leaving the consumer group and joining it again to find its coordinator; the buffer is dropped and read again`, { buffered: this.buffered });
+    metrics.coordinatorRejoins.inc();
+    // Not settled until joined() (no timer flush, no second rejoin).
+    this.rebalancing = true;
+    this.dropState();
+    this.rejoining = this.edges.rejoin();
+    try {
+      await this.rejoining;
+    } catch (err) {
+      log.error('could not run the consumer again after leaving the group', { error: failureMessage(err) });
+      this.onFatal(asError(err));
+    } finally {
+      this.rejoining = undefined;
+    }
   }
 
   /** What this member does when the group moves: steps 5 and 6, and a crash. */
@@ -181,6 +246,7 @@ export class Ingestor {
         this.assignment = assignment;
         this.dropState();
         this.flusher.fenced = false;
+        this.coordinator.answered();
         log.info('joined consumer group', { memberId, assignment });
       },
       // A fetch whose records were all filtered out by kafkajs (a transaction's
@@ -204,8 +270,13 @@ export class Ingestor {
           metrics.undecodableBatches.inc({ topic: topic ?? 'unknown', partition: partition === undefined ? 'unknown' : String(partition) });
         }
         if (!restart) this.onFatal(undecodable ?? error);
-        else log.warn('consumer restarting after an error', { error: error.message });
+        else {
+          // kafkajs joins again by itself: not settled until it has (no rejoin of ours meanwhile).
+          this.rebalancing = true;
+          log.warn('consumer restarting after an error', { error: error.message });
+        }
       },
+      coordinatorAnswered: () => this.coordinator.answered(),
     };
   }
 
@@ -248,7 +319,7 @@ export class Ingestor {
       // Step 2: fetch on, commit later.
       resolveOffset(batch.lastOffset());
       await this.retry.untilDone(payload, at, () => this.flushIfDue(false));
-      await within(heartbeat(), this.deps.config.kafka.sessionTimeoutMs, 'heartbeat');
+      await this.toCoordinator(within(heartbeat(), this.deps.config.kafka.sessionTimeoutMs, 'heartbeat'));
     } finally {
       this.inFlight--;
     }
@@ -422,6 +493,9 @@ export class Ingestor {
     if (this.stopping) return true;
     this.stopping = true;
     if (this.timer) clearInterval(this.timer);
+    if (this.watchTimer) clearInterval(this.watchTimer);
+    // A rejoin under way ends first: pause and disconnect act on the consumer it runs again.
+    if (this.rejoining) await within(this.rejoining, this.deps.config.kafka.sessionTimeoutMs, 'rejoin').catch(() => undefined);
     try {
       this.edges.pause(this.streams.map((s) => s.topic));
     } catch {

@@ -22,7 +22,7 @@ export interface RetryDeps {
   /** Told a failure no retry can fix, before it is thrown. */
   readonly onFatal: (err: Error) => void;
   /** A heartbeat failed: the member may have lost its partitions (no timer flush until it joins again). */
-  readonly onHeartbeatFailed: () => void;
+  readonly onHeartbeatFailed: (err: unknown) => void;
   /** The wait between tries; a timer by default. */
   readonly sleep?: (ms: number) => Promise<void>;
   /** The clock of the coordinator's silence (ms); Date.now by default. */
@@ -163,7 +163,7 @@ export class BatchRetry {
         () => this.beaten(),
         (err: unknown) => {
           failure ??= asError(err);
-          this.deps.onHeartbeatFailed();
+          this.deps.onHeartbeatFailed(err);
         },
       );
     }, every);

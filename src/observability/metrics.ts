@@ -79,6 +79,11 @@ export function createMetrics() {
       help: 'Times the stall watchdog found records waiting and no progress, and stopped ingest for its supervisor to restart it',
       registers: [registry],
     }),
+    coordinatorRejoins: new Counter({
+      name: 'agentledger_ingest_coordinator_rejoins_total',
+      help: 'Times ingest left its consumer group and joined it again because the group coordinator had not answered for a session timeout (kafkajs keeps a dead coordinator cached); each drops the buffer for the next owner to read again',
+      registers: [registry],
+    }),
     alertEvaluations: new Counter({
       name: 'agentledger_alert_evaluations_queued_total',
       help: 'Alert evaluations ingest asked for after its flushes, its loops added to the news (result: queued, or failed: left to the next alert sweep)',

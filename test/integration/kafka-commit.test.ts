@@ -37,7 +37,7 @@ test('a commit kafkajs does not send (its runner stopping while a batch is in fl
 
   const ch = createClickHouse(ctx.config.clickhouse, 'default');
   const edges = kafkaEdges(kafka, ch, ctx.config);
-  edges.listen({ rebalancing: () => undefined, joined: () => undefined, batchEnded: () => undefined, crashed: () => undefined });
+  edges.listen({ rebalancing: () => undefined, joined: () => undefined, batchEnded: () => undefined, crashed: () => undefined, coordinatorAnswered: () => undefined });
   await edges.connect();
   let release!: () => void;
   const held = new Promise<void>((r) => (release = r));

@@ -20,6 +20,9 @@ export interface LogRecord {
   readonly value: Buffer | null;
 }
 
+/** What kafkajs gives when the coordinator's broker is gone: no answer at all (retriable). */
+const coordinatorGone = (): Error => Object.assign(new Error('Connection error: connect ECONNREFUSED 127.0.0.1:9092'), { name: 'KafkaJSConnectionError', retriable: true });
+
 /** The error kafkajs gives for an answer of the group coordinator (membershipError() reads its type). */
 const coordinatorRefusal = (type: string): Error => Object.assign(new Error(`The coordinator refused this member (${type})`), { name: 'KafkaJSProtocolError', type, retriable: false });
 
@@ -80,6 +83,10 @@ export class FakeMember implements IngestEdges {
   /** Queries settled after a lost or failed answer. */
   readonly settled: string[] = [];
   paused = false;
+  /** While set, the coordinator this member talks to is gone: its commits fail without an answer. */
+  coordinatorDown = false;
+  /** Times the member asked to leave the group and join again (the test decides when it joins). */
+  rejoins = 0;
 
   constructor(
     private readonly broker: FakeBroker,
@@ -162,7 +169,12 @@ export class FakeMember implements IngestEdges {
     this.eachBatch = eachBatch;
     return Promise.resolve();
   }
+  rejoin(): Promise<void> {
+    this.rejoins++;
+    return Promise.resolve();
+  }
   commit(positions: readonly Position[]): Promise<void> {
+    if (this.coordinatorDown) return Promise.reject(coordinatorGone());
     if (this.expelled) return Promise.reject(coordinatorRefusal('UNKNOWN_MEMBER_ID'));
     if (this.generation !== this.broker.generation) return Promise.reject(coordinatorRefusal('ILLEGAL_GENERATION'));
     for (const p of positions) this.broker.committed.set(tpOf(p.topic, p.partition), { offset: p.offset, metadata: p.metadata ?? null });

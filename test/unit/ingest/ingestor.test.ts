@@ -139,10 +139,10 @@ function world(batch: Partial<Config['batch']> = {}): World {
   return { broker, table: new FlakyTable(), config, members: [] };
 }
 
-async function join(w: World, id: string): Promise<{ member: FakeMember; ingestor: Ingestor }> {
+async function join(w: World, id: string, now?: () => number): Promise<{ member: FakeMember; ingestor: Ingestor }> {
   const member = w.broker.member(id);
   const ingestor = new Ingestor(
-    { edges: member, config: w.config, log: createLogger('error', {}, { write: () => undefined }), metrics: createMetrics(), sleep: yieldTurn },
+    { edges: member, config: w.config, log: createLogger('error', {}, { write: () => undefined }), metrics: createMetrics(), sleep: yieldTurn, ...(now ? { now } : {}) },
     [new EnvelopeStream(TOPIC, w.table, OPTIONS)],
   );
   ingestor.onFatal = (err) => assert.fail(`fatal: ${err.message}`);
@@ -278,6 +278,48 @@ test('a zombie (expelled without knowing): its fence is refused, its buffer drop
   await drain(a.member, 0, 8);
   await a.ingestor.flushIfDue(true);
   assert.deepEqual(stored(w.table, true), REFERENCE);
+  await stopAll(w);
+});
+
+/** Waits (real time, the watch's timer) until `fact` holds, failing after `ms`. */
+async function eventually(what: string, ms: number, fact: () => boolean): Promise<void> {
+  const end = Date.now() + ms;
+  while (!fact()) {
+    if (Date.now() > end) assert.fail(`not within ${ms} ms: ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+test('the coordinator gone between batches (kafkajs keeps it cached, no batch comes): after a session timeout the member joins again, its buffer dropped, every record stored once', QUICK, async () => {
+  // The timer flushes what is buffered after 100 ms; nothing else runs once the fetches stop.
+  const w = world({ maxWaitMs: 100 });
+  let clock = 1_000_000;
+  const a = await join(w, 'a', () => clock);
+  w.broker.rebalance([[a.member, { [TOPIC]: [0, 1] }]]);
+  await drain(a.member, 0, 9);
+  await eventually('the first buffer flushed by the timer', 5_000, () => a.ingestor.buffered === 0);
+  const inserts = w.table.inserts;
+  a.member.coordinatorDown = true;
+  await drain(a.member, 1, 9);
+  // The timer's flush fails at its fence (no answer): the member is fenced, nothing more is tried.
+  await new Promise((resolve) => setTimeout(resolve, 400));
+  assert.ok(a.ingestor.buffered > 0, 'the second partition waits in the buffer');
+  assert.equal(w.table.inserts, inserts, 'nothing inserted past a failed fence');
+  clock += w.config.kafka.sessionTimeoutMs - 1;
+  await new Promise((resolve) => setTimeout(resolve, 1_500));
+  assert.equal(a.member.rejoins, 0, 'not before the session timeout is over');
+  clock += 1;
+  await eventually('the member leaves and joins again', 5_000, () => a.member.rejoins === 1);
+  assert.equal(a.ingestor.buffered, 0, 'its buffer is dropped: the partitions are the group\'s now');
+  // The new run finds a coordinator that answers; the group hands the partitions back.
+  a.member.coordinatorDown = false;
+  w.broker.rebalance([[a.member, { [TOPIC]: [0, 1] }]]);
+  await drain(a.member, 0, 9);
+  await drain(a.member, 1, 9);
+  await a.ingestor.flushIfDue(true);
+  assert.deepEqual(stored(w.table, true), REFERENCE);
+  assert.equal(w.broker.committed.get(`${TOPIC}:1`)?.offset, String(LOG[1].length));
+  assert.equal(a.member.rejoins, 1, 'once');
   await stopAll(w);
 });
 
