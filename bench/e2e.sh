@@ -7,6 +7,7 @@
 #                [--insert-format TabSeparated] [--insert-rows 5000] [--prefill N]
 #                [--batch-rows N] [--json FILE] [--no-gate] [--keep] [--no-build]
 #                [--profile DIR] [--dist DIR] [--two-processes] [--four-processes] [--against DIR]
+#                [--against-node-flags 'FLAGS']
 #                [--compression none|gzip|snappy|lz4|zstd]
 #
 # 1. produce-demo writes loops x envelopes-per-loop (~1 KB each; by default
@@ -62,6 +63,9 @@
 #      git worktree add /tmp/base HEAD~1 && ln -s $PWD/node_modules /tmp/base/
 #      (cd /tmp/base && npx tsc -p tsconfig.json --outDir dist)
 #      bash bench/e2e.sh --no-gate --against /tmp/base/dist
+#    --against-node-flags 'FLAGS': node's flags for the path ingest-against
+#    (an A/B of a V8 setting on the same build:
+#    --against dist --against-node-flags '--max-semi-space-size=32').
 #    --compression C (not none): the same records are also produced, not
 #    timed, to a second topic bench.<ts>.envelopes-C with produce-demo
 #    --compression C, and each round also runs the path ingest-compressed,
@@ -93,6 +97,7 @@ PAYLOAD_BYTES=1024
 TWO_PROCESSES=0
 FOUR_PROCESSES=0
 AGAINST=""
+AGAINST_NODE_FLAGS=""
 COMPRESSION=none
 ROUNDS=5
 INSERT_FORMAT=TabSeparated
@@ -129,6 +134,7 @@ while [ $# -gt 0 ]; do
     --two-processes) TWO_PROCESSES=1; shift ;;
     --four-processes) FOUR_PROCESSES=1; shift ;;
     --against) AGAINST=$(cd "$CALLER_DIR" && absolute "${2%/}"); shift 2 ;;
+    --against-node-flags) AGAINST_NODE_FLAGS=$2; shift 2 ;;
     --compression) COMPRESSION=$2; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) echo "e2e.sh: unknown option $1" >&2; usage >&2; exit 2 ;;
@@ -369,6 +375,8 @@ run_ingest() {
   [ "$path" = ingest-2p ] && processes=2
   [ "$path" = ingest-4p ] && processes=4
   [ "$path" = ingest-against ] && cli="$AGAINST/bench/e2e-cli.js"
+  # shellcheck disable=SC2206 # the flags are words
+  [ "$path" = ingest-against ] && [ -n "$AGAINST_NODE_FLAGS" ] && node_cmd+=($AGAINST_NODE_FLAGS)
   ch0=$(cpu_s "${CH_PID:-0}"); k0=$(cpu_s "${KAFKA_PID:-0}")
   start=$(now_ns)
   CHILD_PIDS=()
@@ -523,7 +531,7 @@ done
 cat >"$WORK/meta.json" <<EOF
 {"date":"$(date -u +%Y-%m-%dT%H:%M:%SZ)","topic":"${TOPIC}","partitions":4,"envelopes":${RECORDS},"loops":${LOOPS},"perLoop":${PER_LOOP},
  "payloadBytes":${PAYLOAD_BYTES},"produceSeconds":${PRODUCE_S},"rounds":${ROUNDS},"prefill":${PREFILL},"insertFormat":"${INSERT_FORMAT}",
- "insertRows":${INSERT_ROWS},"batchRows":"${BATCH_ROWS}","profile":"${PROFILE_DIR}","clickhouseVersion":"${CH_VERSION}","kafkaEngineConsumers":1,"against":"${AGAINST}","compression":"${COMPRESSION}"}
+ "insertRows":${INSERT_ROWS},"batchRows":"${BATCH_ROWS}","profile":"${PROFILE_DIR}","clickhouseVersion":"${CH_VERSION}","kafkaEngineConsumers":1,"against":"${AGAINST}","againstNodeFlags":"${AGAINST_NODE_FLAGS}","compression":"${COMPRESSION}"}
 EOF
 echo
 report_args=(--meta "$WORK/meta.json" --runs "$RUNS")

@@ -161,7 +161,8 @@ Options:
     }
     // The stall watchdog (AGENTLEDGER_INGEST_STALL_EXIT_MS): no progress
     // while records wait means something is stuck that a fresh process
-    // would not be; it says why and exits 1.
+    // would not be; it rejoins once with a fresh client, then says why and
+    // exits 1.
     const stopWatchdog =
       config.stallExitMs > 0
         ? new StallWatchdog({
@@ -172,6 +173,19 @@ Options:
             waiting: () => ingestor.waiting(),
             lastFailure: () => ingestor.lastFailure,
             observe: (seconds) => metrics.sinceProgress.set(seconds),
+            // First, after two session timeouts with no batch in hand: a
+            // rejoin with a fresh client, within the process (a stuck
+            // kafkajs consumer; docs/ingestion.md).
+            ...(2 * config.kafka.sessionTimeoutMs < config.stallExitMs
+              ? {
+                  rejoin: {
+                    afterMs: 2 * config.kafka.sessionTimeoutMs,
+                    batchInHand: () => ingestor.batchInHand,
+                    lastDurable: () => ingestor.lastDurable,
+                    rejoin: (why: string) => ingestor.rejoin(why),
+                  },
+                }
+              : {}),
             stalled: (why) => {
               metrics.stallExits.inc();
               log.error(`ingest is stalled: ${why}; exiting so a supervisor restarts it (AGENTLEDGER_INGEST_STALL_EXIT_MS=${config.stallExitMs})`);

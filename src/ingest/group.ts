@@ -79,8 +79,9 @@ export interface IngestEdges {
   run(topics: readonly string[], eachBatch: (payload: BatchPayload) => Promise<void>): Promise<void>;
   /**
    * Stops the consumer (leaving the group, as far as its coordinator
-   * answers) and runs it again with the same handler: the new run looks the
-   * group's coordinator up afresh and joins (joined() follows).
+   * answers), drops its connections and cached metadata, and runs it again
+   * with the same handler: the new run reads the cluster's metadata and
+   * looks the group's coordinator up afresh, then joins (joined() follows).
    */
   rejoin(): Promise<void>;
   /**
@@ -166,11 +167,14 @@ export function kafkaEdges(kafka: Kafka, clickhouse: ClickHouseClient, config: C
     },
     rejoin: async () => {
       if (running === undefined) return;
-      // stop() waits for the batch in hand (whose isRunning() turns false),
-      // then leaves the group, ignoring a coordinator that does not answer;
-      // the subscription is kept. run() then makes a new consumer group,
-      // whose join asks a live broker for the coordinator.
-      await consumer.stop();
+      // disconnect() stops the runner, which waits for the batch in hand
+      // (its isRunning() turns false) and leaves the group, ignoring a
+      // coordinator that does not answer; then it closes every broker
+      // connection and forgets the metadata (leaders, coordinator). The
+      // subscription is kept. run() connects again, reads fresh metadata and
+      // joins through a live broker; while none answers, kafkajs's own crash
+      // and restart loop retries.
+      await consumer.disconnect();
       await consumer.run(running);
     },
     commit: async (positions) => {

@@ -101,6 +101,8 @@ export class Ingestor {
    * watchdog measures.
    */
   lastProgress = Date.now();
+  /** When rows were last made durable and committed (progress that is not a join or an idle check). */
+  lastDurable = Date.now();
   /** Counts the generations this member joined: work queued in one is dropped in the next. */
   private generation = 0;
   /** The partitions per topic this member was given at its last join. */
@@ -138,7 +140,7 @@ export class Ingestor {
       metrics: deps.metrics,
       log: deps.log,
       onFenced: () => this.dropState(),
-      onCommitted: () => (this.lastProgress = Date.now()),
+      onCommitted: () => (this.lastProgress = this.lastDurable = Date.now()),
       ...(deps.onDurable ? { onDurable: deps.onDurable } : {}),
     });
     this.retry = new BatchRetry({
@@ -202,14 +204,21 @@ export class Ingestor {
     if (!membershipError(err)) this.coordinator.failed(err);
   }
 
+  /** Whether kafkajs has handed a batch that is not done yet (ingest's own retries are at work). */
+  get batchInHand(): boolean {
+    return this.inFlight > 0;
+  }
+
   /**
-   * Leaves the group and joins it again (the coordinator watch). What is
-   * buffered is dropped first, as at a rebalance: once the coordinator has
-   * been silent for a session timeout the group has given these partitions
-   * away, and their next owner, this member or another, reads them back.
+   * Leaves the group and joins it again with a fresh client state (the
+   * coordinator watch; the stall watchdog, when no batch comes while records
+   * wait). What is buffered is dropped first, as at a rebalance: the next
+   * owner of each partition, this member or another, reads it back. Does
+   * nothing while stopping, while kafkajs is joining or restarting already,
+   * or while a rejoin is under way.
    */
-  private async rejoin(why: string): Promise<void> {
-    if (this.stopping) return;
+  async rejoin(why: string): Promise<void> {
+    if (this.stopping || !this.settled || this.rejoining !== undefined) return;
     const { log, metrics } = this.deps;
     log.warn(`${why}: leaving the consumer group and joining it again to find its coordinator; the buffer is dropped and read again`, { buffered: this.buffered });
     metrics.coordinatorRejoins.inc();

@@ -6,6 +6,13 @@
  * watchdog notices, says why in one line, and stops the process so that its
  * supervisor starts a fresh one, which reads its state back from ClickHouse
  * and loses nothing (nothing past the durable rows was committed).
+ *
+ * Before that, once per stall, a cheaper remedy within the process: when no
+ * batch is in hand (so ingest's own retries are not what waits) and records
+ * wait, kafkajs's consumer is what is stuck (measured on the local cluster:
+ * after a broker's death, a member whose partitions had moved was handed no
+ * batch for minutes, with no error said); the member leaves the group and
+ * joins again with a fresh client state, as a restarted process would.
  */
 import { failureMessage, within } from '../observability/errors.js';
 
@@ -25,6 +32,17 @@ export interface StallWatchdogPorts {
   readonly observe: (secondsSinceProgress: number) => void;
   /** Called once, with the reason, when a stall is found. */
   readonly stalled: (why: string) => void;
+  /** The remedy tried first, once per stall; none when absent. */
+  readonly rejoin?: {
+    /** How long without progress before it is tried (ms); below stallMs. */
+    readonly afterMs: number;
+    /** Whether a batch is in hand: then ingest's own retries are at work, and the remedy waits. */
+    readonly batchInHand: () => boolean;
+    /** When rows were last made durable: a stall ends only there (a join alone does not end it). */
+    readonly lastDurable: () => number;
+    /** Leaves the group and joins again with a fresh client, saying why. */
+    readonly rejoin: (why: string) => Promise<void>;
+  };
 }
 
 /** Longest the lag check may take before Kafka counts as not answering. */
@@ -33,6 +51,8 @@ const CHECK_TIMEOUT_MS = 10_000;
 export class StallWatchdog {
   private fired = false;
   private checking = false;
+  /** lastDurable() when the remedy was last tried: once per stall. */
+  private rejoinedAt: number | undefined;
 
   constructor(private readonly ports: StallWatchdogPorts) {}
 
@@ -42,7 +62,10 @@ export class StallWatchdog {
     if (this.fired || this.checking) return;
     const since = ports.now() - ports.lastProgress();
     ports.observe(Math.max(0, Math.floor(since / 1000)));
-    if (since < ports.stallMs) return;
+    const remedy = ports.rejoin;
+    const rejoinDue = (elapsed: number): boolean =>
+      remedy !== undefined && elapsed >= remedy.afterMs && this.rejoinedAt !== remedy.lastDurable() && !remedy.batchInHand();
+    if (since < ports.stallMs && !rejoinDue(since)) return;
     this.checking = true;
     try {
       let waiting: bigint | undefined;
@@ -54,13 +77,21 @@ export class StallWatchdog {
       }
       if (waiting === 0n) {
         ports.idle();
+        // Nothing waits: the stall, if any, is over, and so is its one try of the remedy.
+        this.rejoinedAt = undefined;
         return;
       }
       // Progress may have come while the check ran.
       const now = ports.now() - ports.lastProgress();
-      if (now < ports.stallMs) return;
-      this.fired = true;
       const what = waiting !== undefined ? `${waiting} record(s) wait in this member's partitions` : `Kafka did not answer the lag check (${unanswered})`;
+      if (now < ports.stallMs) {
+        if (remedy !== undefined && rejoinDue(now)) {
+          this.rejoinedAt = remedy.lastDurable();
+          await remedy.rejoin(`no rows made durable for ${Math.floor(now / 1000)} s while ${what}, and no batch in hand`);
+        }
+        return;
+      }
+      this.fired = true;
       const failure = ports.lastFailure();
       ports.stalled(`no rows made durable for ${Math.floor(now / 1000)} s while ${what}${failure ? `; last failure: ${failureMessage(failure, 300)}` : ''}`);
     } finally {

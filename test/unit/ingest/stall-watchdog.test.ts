@@ -78,3 +78,78 @@ test('progress made meanwhile, or Kafka not answering the check', async () => {
   assert.equal(away.state.stalls.length, 1);
   assert.match(away.state.stalls[0] ?? '', /while Kafka did not answer the lag check \(Connection error: connect ECONNREFUSED/);
 });
+
+/** The harness with the remedy: a rejoin after 20 s, a join resetting lastProgress as kafkajs's does. */
+function withRejoin(waiting: () => Promise<bigint>) {
+  const h = harness(waiting);
+  const remedy = { inHand: false, durable: 1_000_000, rejoins: [] as string[] };
+  const dog = new StallWatchdog({
+    stallMs: 60_000,
+    now: () => h.state.now,
+    lastProgress: () => h.state.progress,
+    idle: () => {
+      h.state.idles++;
+      h.state.progress = h.state.now;
+    },
+    waiting,
+    lastFailure: () => undefined,
+    observe: () => undefined,
+    stalled: (why) => h.state.stalls.push(why),
+    rejoin: {
+      afterMs: 20_000,
+      batchInHand: () => remedy.inHand,
+      lastDurable: () => remedy.durable,
+      rejoin: (why) => {
+        remedy.rejoins.push(why);
+        h.state.progress = h.state.now; // the join that follows
+        return Promise.resolve();
+      },
+    },
+  });
+  return { state: h.state, remedy, dog };
+}
+
+test('the remedy first: no batch in hand and records waiting, a rejoin once per stall; the exit still comes if it does not help', async () => {
+  const { state, remedy, dog } = withRejoin(() => Promise.resolve(9n));
+  state.now += 19_999;
+  await dog.check();
+  assert.deepEqual(remedy.rejoins, []);
+  state.now += 1;
+  await dog.check();
+  assert.equal(remedy.rejoins.length, 1);
+  assert.match(remedy.rejoins[0]!, /^no rows made durable for 20 s while 9 record\(s\) wait in this member's partitions, and no batch in hand$/);
+  // Joined, still nothing durable: no second rejoin in the same stall, and the exit comes a period after the join.
+  state.now += 59_999;
+  await dog.check();
+  assert.equal(remedy.rejoins.length, 1, 'once per stall');
+  assert.deepEqual(state.stalls, []);
+  state.now += 1;
+  await dog.check();
+  assert.equal(state.stalls.length, 1, 'then the exit, for the supervisor');
+});
+
+test('the remedy waits while a batch is in hand (ingest\'s own retries), and a stall after durable rows may try it again', async () => {
+  const { state, remedy, dog } = withRejoin(() => Promise.resolve(3n));
+  remedy.inHand = true;
+  state.now += 30_000;
+  await dog.check();
+  assert.deepEqual(remedy.rejoins, [], 'a batch in hand: ClickHouse or Kafka are being retried, not a stuck fetch');
+  remedy.inHand = false;
+  await dog.check();
+  assert.equal(remedy.rejoins.length, 1);
+  // Rows made durable end the stall; the next one may rejoin again.
+  state.now += 5_000;
+  remedy.durable = state.progress = state.now;
+  state.now += 20_000;
+  await dog.check();
+  assert.equal(remedy.rejoins.length, 2);
+  assert.deepEqual(state.stalls, []);
+});
+
+test('the remedy never runs while nothing waits', async () => {
+  const { state, remedy, dog } = withRejoin(() => Promise.resolve(0n));
+  state.now += 50_000;
+  await dog.check();
+  assert.deepEqual(remedy.rejoins, []);
+  assert.equal(state.idles, 1);
+});
