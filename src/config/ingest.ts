@@ -47,8 +47,10 @@ export const ingest = service({
         .default(300_000),
       `The stall watchdog of \`ingest\`: when no rows were made durable for this long,
        in ms, while records wait in its partitions (or Kafka does not answer the
-       check), it says why and exits 1 for its supervisor to restart it. \`0\` turns
-       it off; else from 1000 to 86400000.`,
+       check), it says why and exits 1 for its supervisor to restart it. Before
+       that, after two session timeouts with no batch in hand, it rejoins the
+       group once with a fresh client, within the process. \`0\` turns it off;
+       else from 1000 to 86400000.`,
     ),
     AGENTLEDGER_SEQ_ENCODING: setting(
       z.enum(['binary', 'decimal']).default('binary'),
