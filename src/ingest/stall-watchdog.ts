@@ -87,7 +87,9 @@ export class StallWatchdog {
       if (now < ports.stallMs) {
         if (remedy !== undefined && rejoinDue(now)) {
           this.rejoinedAt = remedy.lastDurable();
-          await remedy.rejoin(`no rows made durable for ${Math.floor(now / 1000)} s while ${what}, and no batch in hand`);
+          // Not awaited: a rejoin that hangs on the stuck client must not
+          // hold the checks back, or the exit would never come.
+          void remedy.rejoin(`no rows made durable for ${Math.floor(now / 1000)} s while ${what}, and no batch in hand`).catch(() => undefined);
         }
         return;
       }

@@ -153,3 +153,25 @@ test('the remedy never runs while nothing waits', async () => {
   assert.deepEqual(remedy.rejoins, []);
   assert.equal(state.idles, 1);
 });
+
+test('a rejoin that never ends holds nothing back: the exit still comes', async () => {
+  const h = harness(() => Promise.resolve(4n));
+  let tried = 0;
+  const dog = new StallWatchdog({
+    stallMs: 60_000,
+    now: () => h.state.now,
+    lastProgress: () => h.state.progress,
+    idle: () => undefined,
+    waiting: () => Promise.resolve(4n),
+    lastFailure: () => undefined,
+    observe: () => undefined,
+    stalled: (why) => h.state.stalls.push(why),
+    rejoin: { afterMs: 20_000, batchInHand: () => false, lastDurable: () => 0, rejoin: () => (tried++, new Promise<void>(() => undefined)) },
+  });
+  h.state.now += 20_000;
+  await dog.check();
+  assert.equal(tried, 1);
+  h.state.now += 40_000;
+  await dog.check();
+  assert.equal(h.state.stalls.length, 1);
+});
