@@ -169,7 +169,10 @@ Options:
             stallMs: config.stallExitMs,
             now: Date.now,
             lastProgress: () => ingestor.lastProgress,
-            idle: () => (ingestor.lastProgress = Date.now()),
+            idle: () => {
+              log.debug('stall check: nothing waits in this member\'s partitions past the group\'s commit', { sinceProgressMs: Date.now() - ingestor.lastProgress });
+              ingestor.lastProgress = Date.now();
+            },
             waiting: () => ingestor.waiting(),
             lastFailure: () => ingestor.lastFailure,
             observe: (seconds) => metrics.sinceProgress.set(seconds),
@@ -183,6 +186,7 @@ Options:
                     batchInHand: () => ingestor.batchInHand,
                     lastDurable: () => ingestor.lastDurable,
                     rejoin: (why: string) => ingestor.rejoin(why),
+                    held: (why: string) => log.warn(why, { lastFailure: ingestor.lastFailure }),
                   },
                 }
               : {}),

@@ -42,6 +42,8 @@ export interface StallWatchdogPorts {
     readonly lastDurable: () => number;
     /** Leaves the group and joins again with a fresh client, saying why. */
     readonly rejoin: (why: string) => Promise<void>;
+    /** Told once per stall that the remedy is due but a batch is in hand (what an operator reads when the stall goes on). */
+    readonly held?: (why: string) => void;
   };
 }
 
@@ -53,6 +55,8 @@ export class StallWatchdog {
   private checking = false;
   /** lastDurable() when the remedy was last tried: once per stall. */
   private rejoinedAt: number | undefined;
+  /** lastDurable() when a held remedy was last said: once per stall. */
+  private heldAt: number | undefined;
 
   constructor(private readonly ports: StallWatchdogPorts) {}
 
@@ -65,6 +69,10 @@ export class StallWatchdog {
     const remedy = ports.rejoin;
     const rejoinDue = (elapsed: number): boolean =>
       remedy !== undefined && elapsed >= remedy.afterMs && this.rejoinedAt !== remedy.lastDurable() && !remedy.batchInHand();
+    if (remedy?.held !== undefined && since >= remedy.afterMs && this.heldAt !== remedy.lastDurable() && this.rejoinedAt !== remedy.lastDurable() && remedy.batchInHand()) {
+      this.heldAt = remedy.lastDurable();
+      remedy.held(`no rows made durable for ${Math.floor(since / 1000)} s with a batch in hand: its own retries are at work, so no rejoin`);
+    }
     if (since < ports.stallMs && !rejoinDue(since)) return;
     this.checking = true;
     try {

@@ -82,7 +82,7 @@ test('progress made meanwhile, or Kafka not answering the check', async () => {
 /** The harness with the remedy: a rejoin after 20 s, a join resetting lastProgress as kafkajs's does. */
 function withRejoin(waiting: () => Promise<bigint>) {
   const h = harness(waiting);
-  const remedy = { inHand: false, durable: 1_000_000, rejoins: [] as string[] };
+  const remedy = { inHand: false, durable: 1_000_000, rejoins: [] as string[], held: [] as string[] };
   const dog = new StallWatchdog({
     stallMs: 60_000,
     now: () => h.state.now,
@@ -104,6 +104,7 @@ function withRejoin(waiting: () => Promise<bigint>) {
         h.state.progress = h.state.now; // the join that follows
         return Promise.resolve();
       },
+      held: (why) => remedy.held.push(why),
     },
   });
   return { state: h.state, remedy, dog };
@@ -133,7 +134,10 @@ test('the remedy waits while a batch is in hand (ingest\'s own retries), and a s
   remedy.inHand = true;
   state.now += 30_000;
   await dog.check();
+  await dog.check();
   assert.deepEqual(remedy.rejoins, [], 'a batch in hand: ClickHouse or Kafka are being retried, not a stuck fetch');
+  assert.equal(remedy.held.length, 1, 'said once per stall');
+  assert.match(remedy.held[0]!, /^no rows made durable for 30 s with a batch in hand/);
   remedy.inHand = false;
   await dog.check();
   assert.equal(remedy.rejoins.length, 1);
