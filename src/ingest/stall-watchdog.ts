@@ -9,10 +9,10 @@
  *
  * Before that, once per stall, a cheaper remedy within the process: when no
  * batch is in hand (so ingest's own retries are not what waits) and records
- * wait, kafkajs's consumer is what is stuck (measured on the local cluster:
- * after a broker's death, a member whose partitions had moved was handed no
- * batch for minutes, with no error said); the member leaves the group and
- * joins again with a fresh client state, as a restarted process would.
+ * wait, kafkajs's consumer is what is stuck (as it was between batches with
+ * a dead coordinator cached, coordinator-watch.ts); the member leaves the
+ * group and joins again with a fresh client state, as a restarted process
+ * would.
  */
 import { failureMessage, within } from '../observability/errors.js';
 

@@ -218,6 +218,48 @@ async function produceUntilSent(ctx: TestContext, records: readonly { key: strin
   }
 }
 
+/**
+ * The records of `wanted` the topic does not hold, read back from its start
+ * to the high watermarks by a consumer of its own group: an acknowledged
+ * send of kafkajs's producer lost the dead leader's records in some runs
+ * (the topic held 510 of 600), so the test checks what Kafka holds rather
+ * than what the producer said.
+ */
+async function missingFromTopic(brokers: readonly string[], topic: string, wanted: readonly { key: string; value: Buffer }[]): Promise<{ key: string; value: Buffer }[]> {
+  const kafka = new Kafka({ clientId: 'cluster-faults-check', brokers: [...brokers], logLevel: logLevel.NOTHING });
+  const admin = kafka.admin();
+  await admin.connect();
+  const ends = new Map<number, bigint>();
+  try {
+    for (const p of await admin.fetchTopicOffsets(topic)) if (BigInt(p.high) > BigInt(p.low)) ends.set(p.partition, BigInt(p.high));
+  } finally {
+    await admin.disconnect();
+  }
+  const seen = new Set<string>();
+  const consumer = kafka.consumer({ groupId: `cluster-faults-check-${Date.now()}` });
+  await consumer.connect();
+  try {
+    await consumer.subscribe({ topics: [topic], fromBeginning: true });
+    await new Promise<void>((resolve, reject) => {
+      if (ends.size === 0) return resolve();
+      consumer
+        .run({
+          eachMessage: async ({ partition, message }) => {
+            if (message.value) seen.add(message.value.toString('base64'));
+            const end = ends.get(partition);
+            if (end !== undefined && BigInt(message.offset) + 1n >= end) ends.delete(partition);
+            if (ends.size === 0) resolve();
+            return Promise.resolve();
+          },
+        })
+        .catch(reject);
+    });
+  } finally {
+    await consumer.disconnect();
+  }
+  return wanted.filter((r) => !seen.has(r.value.toString('base64')));
+}
+
 /** Each partition's leader and in-sync replicas, as the brokers still up tell them: what a failure says. */
 async function partitionsNow(brokers: readonly string[], topic: string): Promise<string> {
   const admin = new Kafka({ clientId: 'cluster-faults', brokers: [...brokers], logLevel: logLevel.NOTHING, retry: { retries: 2 } }).admin();
@@ -285,7 +327,15 @@ async function brokerKilled(name: string, pick: (leaders: readonly number[], coo
   await faultDuringIngest(ctx, loops.length * LINKS, async () => {
     process.kill(pidOf(`kafka-${victim}`, 'kafka.pid'), 'SIGKILL');
     const killedAt = Date.now();
-    const refused = await produceUntilSent(ctx, chains.flatMap((c) => c.slice(HALF)), killedAt + within);
+    const second = chains.flatMap((c) => c.slice(HALF));
+    const refused = await produceUntilSent(ctx, second, killedAt + within);
+    // What the producer said is not what the topic holds: sent again until it holds every record.
+    for (let check = 0; check < 5; check++) {
+      const missing = await missingFromTopic(brokers, ctx.config.kafka.topics.envelopes, second);
+      if (missing.length === 0) break;
+      refused.push(`${missing.length} acknowledged record(s) missing from the topic`);
+      refused.push(...(await produceUntilSent(ctx, missing, killedAt + within)));
+    }
     try {
       await until('every link stored while the broker is down', within, async () =>
         Number(await query(FIRST, 'SELECT count() FROM envelopes SETTINGS prefer_localhost_replica = 0', db)) >= loops.length * LINKS ? true : undefined,
@@ -310,16 +360,16 @@ test(
   {
     skip,
     timeout: 900_000,
-    // Failed 3 of 10 runs on 2026-12-04, and 2 of 7 on 2026-12-05 with
-    // the coordinator watch and the stall watchdog's rejoin in place (they
-    // fire where they should: a commit to a dead coordinator; but not here).
-    // In the failure with logs, kafkajs joined again at the new coordinator
-    // and was then handed no batch for 2.5 min, with no error said, and the
-    // stall rejoin did not fire either: either the lag check found nothing
-    // waiting or a batch was in hand, not yet known which. The stall
-    // watchdog's exit (AGENTLEDGER_INGEST_STALL_EXIT_MS, 5 min) comes after
-    // this test's 240 s; docs/topology.md.
-    todo: 'after a partition leader dies, kafkajs can hand ingest no batch for minutes with no error said (docs/topology.md)',
+    // It failed 3 of 10 runs on 2026-12-04 and 4 of 18 on 2026-12-05. With
+    // kafkajs at debug level one failure was this test's own: the topic
+    // held 510 of the 600 records produced (the dead leader's partition 90
+    // of 180), and ingest had stored and committed exactly those 510. The
+    // producer (acks=all, not idempotent) had lost records across the
+    // leader's death with no refusal to send again after; missingFromTopic
+    // now reads the topic back and the records it lacks are sent again (the
+    // first run with it did: 175 records). Of the next four runs with it,
+    // two passed and two failed, their messages not yet read: still a todo.
+    todo: "the test's producer lost the dead leader's records (now read back and sent again); two runs since failed for causes not yet read: docs/topology.md",
   },
   async () => {
     await brokerKilled('cluster_leader', (leaders, coordinator) => leaders.find((l) => l !== coordinator) ?? [1, 2, 3].find((b) => b !== coordinator)!, 240_000);
