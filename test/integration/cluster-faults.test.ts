@@ -242,6 +242,8 @@ async function missingFromTopic(brokers: readonly string[], topic: string, wante
     await consumer.subscribe({ topics: [topic], fromBeginning: true });
     await new Promise<void>((resolve, reject) => {
       if (ends.size === 0) return resolve();
+      // Bounded: a partition that cannot be read to its end fails the check instead of hanging the test.
+      setTimeout(() => reject(new Error(`the topic was not read back to its end within 60 s (partitions left: ${[...ends.keys()].join(', ')})`)), 60_000).unref();
       consumer
         .run({
           eachMessage: async ({ partition, message }) => {
