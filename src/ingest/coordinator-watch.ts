@@ -8,10 +8,12 @@
  * broker is dead and another one coordinates the group
  * (tulios/kafkajs#1779). Inside a batch, BatchRetry gives up on a silent
  * coordinator (CoordinatorLost, retry.ts) and kafkajs joins again. Between
- * batches nothing of ingest runs: kafkajs's own loop heartbeats to the dead
- * broker, retries, and no batch comes, so the member stalls until the stall
- * watchdog exits the process (measured on the local cluster: 3 of 10 runs
- * of a broker kill). This watch covers that gap from outside the loop.
+ * batches nothing of ingest runs: a commit after a flush that failed on the
+ * dead broker leaves the member fenced (no timer flush) while kafkajs's own
+ * loop heartbeats to that broker, so the member can wait until the stall
+ * watchdog exits the process. This watch covers that gap from outside the
+ * loop (in the suite it fired after a broker restart on the single node and
+ * a commit to a dead coordinator on the cluster, and nowhere else).
  *
  * The rule: once a request of this member to the coordinator failed (a
  * commit, a heartbeat) and nothing the coordinator acknowledged (a
