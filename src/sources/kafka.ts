@@ -10,6 +10,7 @@ import type { Config } from '../config/index.js';
 import { causes, failureMessage, socketCode, type FailureKind } from '../observability/errors.js';
 import type { Logger } from '../observability/logger.js';
 import { registerCodecs } from './codecs.js';
+import { fixRunnerStop } from './runner-stop.js';
 
 export type KafkaSettings = Config['kafka'];
 
@@ -129,6 +130,8 @@ export function createKafka(settings: KafkaSettings, log: Logger): Kafka {
   // Every client of the process reads and writes snappy, lz4 and zstd
   // batches (kafkajs alone refuses them): one table, registered once.
   registerCodecs();
+  // A consumer stopped while kafkajs rebuilds its fetchers must not spin.
+  fixRunnerStop();
   const kafka = new Kafka(kafkaClientConfig(settings, log, 'running'));
   // ensureTopics gets only the client (its callers hold nothing else): the
   // twin is found from it. Making a client opens no connection.
