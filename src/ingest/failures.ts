@@ -17,6 +17,18 @@ import { kafkaFailure } from '../sources/kafka.js';
 const MEMBERSHIP_ERRORS = new Set(['UNKNOWN_MEMBER_ID', 'ILLEGAL_GENERATION', 'REBALANCE_IN_PROGRESS', 'FENCED_INSTANCE_ID', 'CONSUMER_NOT_RUNNING', 'NOT_COORDINATOR_FOR_GROUP']);
 
 /**
+ * The types of an error thrown out of eachBatch on which kafkajs's runner
+ * joins the group again by itself (runner.js: isRebalancing and
+ * UNKNOWN_MEMBER_ID, read on the error itself, not its causes).
+ */
+const KAFKAJS_REJOINS_ON = new Set(['REBALANCE_IN_PROGRESS', 'NOT_COORDINATOR_FOR_GROUP', 'ILLEGAL_GENERATION', 'UNKNOWN_MEMBER_ID']);
+
+/** Whether kafkajs joins the group again when eachBatch throws `err` (CoordinatorLost does, by its type). */
+export function kafkajsRejoinsOn(err: unknown): boolean {
+  return KAFKAJS_REJOINS_ON.has(String((err as { type?: unknown } | undefined)?.type));
+}
+
+/**
  * The group-membership error behind `err`, if that is what it is: kafkajs's
  * retrier wraps the coordinator's answer (KafkaJSNonRetriableError, the
  * answer as `cause`), and its runner recognises only the bare one.

@@ -41,7 +41,7 @@ import type { KafkaColumns } from '../rows/rows.js';
 import { KEY_MISMATCH } from '../pipeline/envelopes.js';
 import type { SourceRecord, Stream } from '../pipeline/stream.js';
 import { undecodableBatch } from '../sources/codecs.js';
-import { failureKind, membershipError } from './failures.js';
+import { failureKind, kafkajsRejoinsOn, membershipError } from './failures.js';
 import { Flusher } from './flusher.js';
 import { processIsolating } from './isolate.js';
 import type { BatchPayload, GroupBatch, GroupListener, IngestEdges } from './group.js';
@@ -155,6 +155,7 @@ export class Ingestor {
         this.coordinatorFailed(err);
       },
       ...(deps.sleep ? { sleep: deps.sleep } : {}),
+      ...(deps.now ? { now: deps.now } : {}),
     });
   }
 
@@ -329,6 +330,14 @@ export class Ingestor {
       resolveOffset(batch.lastOffset());
       await this.retry.untilDone(payload, at, () => this.flushIfDue(false));
       await this.toCoordinator(within(heartbeat(), this.deps.config.kafka.sessionTimeoutMs, 'heartbeat'));
+    } catch (err) {
+      // kafkajs joins the group again on this error (a batch that gave up on
+      // a silent coordinator, a membership answer): not settled until it
+      // has, so the coordinator watch does not leave and run the consumer on
+      // top of kafkajs's own join (that stop, mid-join, once left kafkajs's
+      // fetchers spinning: src/sources/runner-stop.ts).
+      if (kafkajsRejoinsOn(err)) this.rebalancing = true;
+      throw err;
     } finally {
       this.inFlight--;
     }

@@ -85,6 +85,10 @@ export class FakeMember implements IngestEdges {
   paused = false;
   /** While set, the coordinator this member talks to is gone: its commits fail without an answer. */
   coordinatorDown = false;
+  /** While set, the heartbeats of a batch get no answer either (as kafkajs's heartbeat to a dead coordinator). */
+  heartbeatsLost = false;
+  /** Called at each heartbeat of a batch, before it is answered (a test's clock). */
+  beforeHeartbeat: () => void = () => undefined;
   /** Times the member asked to leave the group and join again (the test decides when it joins). */
   rejoins = 0;
 
@@ -140,7 +144,10 @@ export class FakeMember implements IngestEdges {
         if (!stale()) resolved = Number(offset);
       },
       // kafkajs sends a heartbeat only once its interval has passed: most calls answer without asking the coordinator.
-      heartbeat: () => Promise.resolve(),
+      heartbeat: () => {
+        this.beforeHeartbeat();
+        return this.heartbeatsLost ? Promise.reject(coordinatorGone()) : Promise.resolve();
+      },
       // Auto-commit is off: kafkajs's own commit never runs for ingest.
       commitOffsetsIfNecessary: () => Promise.resolve(),
       isRunning: () => true,

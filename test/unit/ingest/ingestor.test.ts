@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { parseConfig, type Config } from '../../../src/config/index.js';
 import { DEFAULT_DECODE_OPTIONS } from '../../../src/decode/envelope.js';
 import { Ingestor } from '../../../src/ingest/ingestor.js';
+import { CoordinatorLost } from '../../../src/ingest/retry.js';
 import { AgentledgerError } from '../../../src/observability/errors.js';
 import { createLogger } from '../../../src/observability/logger.js';
 import { createMetrics } from '../../../src/observability/metrics.js';
@@ -320,6 +321,41 @@ test('the coordinator gone between batches (kafkajs keeps it cached, no batch co
   assert.deepEqual(stored(w.table, true), REFERENCE);
   assert.equal(w.broker.committed.get(`${TOPIC}:1`)?.offset, String(LOG[1].length));
   assert.equal(a.member.rejoins, 1, 'once');
+  await stopAll(w);
+});
+
+test('a batch that gives up on a silent coordinator leaves the join to kafkajs: the coordinator watch does not leave and run the consumer on top of it', QUICK, async () => {
+  // The timer (which runs the watch) ticks every 50 ms.
+  const w = world({ maxWaitMs: 100 });
+  let clock = 1_000_000;
+  const a = await join(w, 'a', () => clock);
+  w.broker.rebalance([[a.member, { [TOPIC]: [0, 1] }]]);
+  a.member.coordinatorDown = true;
+  a.member.heartbeatsLost = true;
+  // The batch's first heartbeat fails after a session timeout (no answer, as a dead broker's).
+  let first = true;
+  a.member.beforeHeartbeat = () => {
+    if (first) clock += w.config.kafka.sessionTimeoutMs + 1;
+    first = false;
+  };
+  const { error } = await a.member.fetch(TOPIC, 0, 9);
+  assert.ok(error instanceof CoordinatorLost, `the batch gave up: ${String(error)}`);
+  // The timer's flush of what the batch buffered fails at its fence (no answer): the watch counts its silence from there.
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  assert.ok(a.ingestor.buffered > 0, 'the batch\'s records wait in the buffer, unflushed');
+  // kafkajs now joins again by itself. The watch's silence runs out meanwhile: it must leave the join to kafkajs.
+  clock += w.config.kafka.sessionTimeoutMs + 1;
+  await new Promise((resolve) => setTimeout(resolve, 1_500));
+  assert.equal(a.member.rejoins, 0, 'no second leave-and-join while kafkajs joins');
+  // kafkajs's join lands at a coordinator that answers: the member owns its partitions again and stores everything once.
+  a.member.coordinatorDown = false;
+  a.member.heartbeatsLost = false;
+  w.broker.rebalance([[a.member, { [TOPIC]: [0, 1] }]]);
+  await drain(a.member, 0, 9);
+  await drain(a.member, 1, 9);
+  await a.ingestor.flushIfDue(true);
+  assert.deepEqual(stored(w.table, true), REFERENCE);
+  assert.equal(a.member.rejoins, 0);
   await stopAll(w);
 });
 
