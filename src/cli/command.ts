@@ -16,6 +16,8 @@ export interface Command {
   readonly name: string;
   readonly summary: string;
   readonly help: string;
+  /** Runs until stopped: watched by the frozen-loop guard (AGENTLEDGER_FROZEN_LOOP_EXIT_MS). */
+  readonly longRunning?: true;
   run(args: string[], ctx: CommandContext): Promise<number>;
 }
 

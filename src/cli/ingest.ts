@@ -26,6 +26,7 @@ import { failureMessage } from '../observability/errors.js';
 
 export const ingestCommand: Command = {
   name: 'ingest',
+  longRunning: true,
   summary: 'consume envelopes and craze events from Kafka, verify, account, store each exactly once',
   help: `Usage: agentledger ingest [--idle-exit-ms MS] [--no-migrate]
 

@@ -3,6 +3,7 @@
  * 0 success, 1 the command ran and found a problem, 2 bad usage or settings.
  */
 import { ConfigError, loadEnv, parseConfig, type Config } from '../config/index.js';
+import { guardEventLoop } from '../observability/frozen-loop.js';
 import { createLogger, logFormat } from '../observability/logger.js';
 import { alertsCommand } from './alerts.js';
 import { UsageError, type Command } from './command.js';
@@ -86,7 +87,14 @@ export async function main(argv: string[]): Promise<number> {
     }
     throw err;
   }
-  const log = createLogger(config.logLevel, {}, { format: logFormat(config.logFormat) });
+  const format = logFormat(config.logFormat);
+  const log = createLogger(config.logLevel, {}, { format });
+  const guard =
+    command.longRunning && config.frozenLoopExitMs > 0
+      ? guardEventLoop({ limitMs: config.frozenLoopExitMs, setting: 'AGENTLEDGER_FROZEN_LOOP_EXIT_MS', format, level: config.logLevel }, (err) =>
+          log.warn('the frozen-loop guard stopped; the process goes on without it', { error: failureMessage(err) }),
+        )
+      : undefined;
   try {
     return await command.run(rest, { config, log, out });
   } catch (err) {
@@ -100,5 +108,7 @@ export async function main(argv: string[]): Promise<number> {
     // the failure must reach the shell or supervisor.
     setTimeout(() => process.exit(1), 1000).unref();
     return 1;
+  } finally {
+    await guard?.stop();
   }
 }

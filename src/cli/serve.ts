@@ -39,6 +39,7 @@ export function apiCommand(command: Command, context: Omit<CommandContext, 'out'
 
 export const serveCommand: Command = {
   name: 'serve',
+  longRunning: true,
   summary: 'serve the page (spend, loops, alerts, violations) and its read-only JSON API',
   help: `Usage: agentledger serve [--port N] [--host H] [--stop-after-ms N]
 

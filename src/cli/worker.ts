@@ -33,6 +33,7 @@ import { parseOptions, UsageError, wholeNumberOption } from './command.js';
 
 export const workerCommand: Command = {
   name: 'worker',
+  longRunning: true,
   summary: 'run the BullMQ jobs: rollup sweeps, alert sweeps and alert deliveries',
   help: `Usage: agentledger worker [--stop-after-ms N]
 

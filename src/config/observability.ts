@@ -14,6 +14,18 @@ export const observability = service({
       hostName.default('127.0.0.1'),
       'Address the metrics endpoints listen on (GET only): the default is this host only; `0.0.0.0` for a scraper on another host.',
     ),
+    AGENTLEDGER_FROZEN_LOOP_EXIT_MS: setting(
+      z.coerce
+        .number({ message: 'expected a whole number' })
+        .int('expected a whole number')
+        .refine((n) => n === 0 || (n >= 1000 && n <= 3_600_000), 'expected 0 (off) or a number from 1000 to 3600000')
+        .default(60_000),
+      `The frozen-loop guard of \`ingest\`, \`worker\` and \`serve\`: when the process's
+       event loop has not turned for this long, in ms (code that never yields, a
+       promise chain spinning; then no timer, socket or signal handler runs), a thread
+       of its own writes one error line and SIGKILLs the process for its supervisor to
+       restart it. \`0\` turns it off; else from 1000 to 3600000.`,
+    ),
     AGENTLEDGER_LOG_LEVEL: setting(z.enum(['debug', 'info', 'warn', 'error']).default('info'), '`debug`, `info`, `warn` or `error`; logs go to stderr.'),
     AGENTLEDGER_LOG_FORMAT: setting(
       z.enum(['auto', 'text', 'json']).default('auto'),
@@ -27,5 +39,7 @@ export const observability = service({
     metricsHost: e.AGENTLEDGER_METRICS_HOST,
     logLevel: e.AGENTLEDGER_LOG_LEVEL,
     logFormat: e.AGENTLEDGER_LOG_FORMAT,
+    /** AGENTLEDGER_FROZEN_LOOP_EXIT_MS (0: off). */
+    frozenLoopExitMs: e.AGENTLEDGER_FROZEN_LOOP_EXIT_MS,
   }),
 });

@@ -36,6 +36,8 @@ test('values are coerced and empty values take defaults', () => {
   assert.equal(c.metricsPort, 0);
   assert.equal(c.clickhouse.database, 'agentledger');
   assert.deepEqual(c.caches, { headEntries: 50, crazeSessions: 3 });
+  assert.equal(c.frozenLoopExitMs, 60_000);
+  assert.equal(parseConfig({ AGENTLEDGER_FROZEN_LOOP_EXIT_MS: '0' }).frozenLoopExitMs, 0);
 });
 
 const wrong: [string, string, RegExp][] = [
@@ -51,6 +53,7 @@ const wrong: [string, string, RegExp][] = [
   ['AGENTLEDGER_LOG_LEVEL', 'loud', /debug|info/],
   ['AGENTLEDGER_CLICKHOUSE_DATABASE', 'drop table;', /database name/],
   ['AGENTLEDGER_ENVELOPE_TOPIC', 'a b', /topic name/],
+  ['AGENTLEDGER_FROZEN_LOOP_EXIT_MS', '500', /0 \(off\) or a number from 1000 to 3600000/],
 ];
 
 for (const [key, value, expected] of wrong) {
