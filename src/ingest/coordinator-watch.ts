@@ -25,7 +25,9 @@
  * moves. Failures alone never fire it while the coordinator still answers,
  * and neither does a silence without a failure (a join that waits for the
  * other members), nor a member that is between generations (kafkajs is
- * joining already).
+ * joining already, after a rebalance, a consumer restart, or a batch that
+ * gave up as CoordinatorLost: a stop of ours in the middle of kafkajs's own
+ * join once left its fetchers spinning, src/sources/runner-stop.ts).
  */
 import { failureMessage } from '../observability/errors.js';
 
