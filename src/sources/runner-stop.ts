@@ -14,7 +14,9 @@
  * ask again at once: no timer, no socket, no signal handler of the process
  * runs again, and the stop never returns. Seen on the cluster: a broker
  * leading a partition was SIGKILLed, the member joined again, and ingest
- * sat at 93 % CPU until killed, in kafkajs's fetcher loop.
+ * sat at 93 % CPU until killed, in kafkajs's fetcher loop. The same family
+ * as tulios/kafkajs#1384 (the rebuild loop spinning with no broker left,
+ * fixed by #1402 before 2.2.4); this window is still open in 2.2.4.
  *
  * The fix: a stopped runner asked for a fetch stops the fetchers of its
  * fetch manager before it answers `[]`, so each ends its loop and the fetch
