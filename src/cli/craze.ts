@@ -1,7 +1,8 @@
 import { createReadStream } from 'node:fs';
 import { mkdir, readdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import type { CompressionTypes, Producer } from 'kafkajs';
+import type { CompressionTypes } from 'kafkajs';
+import type { CheckedProducer } from '../sources/checked-send.js';
 import { crazeRecordValue, JournalParser, type JournalEvent } from '../sources/craze-journal.js';
 import { createKafka, createReliableProducer, ensureTopics, TOPIC_CONFIG } from '../sources/kafka.js';
 import { MAX_LINE_BYTES, oversizedReason, readLines } from '../sources/lines.js';
@@ -129,7 +130,7 @@ const SEND_MAX_BYTES = 4 * 1024 * 1024;
 async function pushFile(
   path: string,
   st: FileState,
-  producer: Producer,
+  producer: CheckedProducer,
   to: { readonly topic: string; readonly compression: CompressionTypes },
   totals: Totals,
   final: boolean,
@@ -158,7 +159,7 @@ async function pushFile(
   let parsedLines = tail.lines;
   const send = async (): Promise<void> => {
     if (batch.length > 0) {
-      await producer.send({ topic: to.topic, acks: -1, compression: to.compression, messages: batch });
+      await producer.send({ topic: to.topic, compression: to.compression, messages: batch });
       totals.events += batch.length;
       st.lastSeq = Math.max(st.lastSeq, batchLastSeq);
       batch = [];

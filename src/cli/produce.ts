@@ -1,6 +1,6 @@
-import { Partitioners, type Message } from 'kafkajs';
+import type { Message } from 'kafkajs';
 import { defaultViolationPlan, generateSpendTraffic, generateTraffic, malformedRecords, type Traffic } from '../demo/traffic/index.js';
-import { createKafka, ensureTopics } from '../sources/kafka.js';
+import { createKafka, createProducer, ensureTopics } from '../sources/kafka.js';
 import type { Command } from './command.js';
 import { compressionOption, parseOptions, UsageError } from './command.js';
 
@@ -141,7 +141,7 @@ records or more.`,
     const topic = config.kafka.topics.envelopes;
     const kafka = createKafka(config.kafka, log);
     await ensureTopics(kafka, [{ topic, numPartitions: 4, configEntries: [{ name: 'max.message.bytes', value: '16777216' }] }]);
-    const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner, allowAutoTopicCreation: false });
+    const producer = createProducer(kafka, { allowAutoTopicCreation: false });
     await producer.connect();
 
     const started = process.hrtime.bigint();
@@ -157,7 +157,7 @@ records or more.`,
     const sendMalformed = async (): Promise<void> => {
       for (const bad of malformedRecords()) {
         try {
-          await producer.send({ topic, acks: -1, compression, messages: [{ key: bad.key, value: bad.value }] });
+          await producer.send({ topic, compression, messages: [{ key: bad.key, value: bad.value }] });
           malformedSent++;
         } catch (err) {
           // A topic made elsewhere may refuse the >10 MB record: say so, keep going.
@@ -177,7 +177,7 @@ records or more.`,
     const flush = async (chunk: Message[]): Promise<void> => {
       await pending; // the previous request's failure surfaces here
       if (chunk.length === 0) return;
-      const request = producer.send({ topic, acks: -1, compression, messages: chunk }).then(() => {
+      const request = producer.send({ topic, compression, messages: chunk }).then(() => {
         sent += chunk.length;
         if (showProgress && sent >= nextProgress) {
           process.stderr.write(

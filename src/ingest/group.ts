@@ -192,7 +192,6 @@ export function kafkaEdges(kafka: Kafka, clickhouse: ClickHouseClient, config: C
     sendDeadLetters: async (letters) => {
       await producer.send({
         topic: topics.deadLetter,
-        acks: -1,
         messages: letters.map((d) => ({
           key: d.record.key,
           value: d.record.value,

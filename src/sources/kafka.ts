@@ -5,10 +5,11 @@
  */
 import { readFileSync } from 'node:fs';
 import type { ConnectionOptions } from 'node:tls';
-import { Kafka, logLevel as KafkaLogLevel, Partitioners, type Admin, type KafkaConfig, type LogEntry, type Producer } from 'kafkajs';
+import { Kafka, logLevel as KafkaLogLevel, type Admin, type KafkaConfig, type LogEntry, type ProducerConfig } from 'kafkajs';
 import type { Config } from '../config/index.js';
 import { causes, failureMessage, socketCode, type FailureKind } from '../observability/errors.js';
-import type { Logger } from '../observability/logger.js';
+import { createLogger, type Logger } from '../observability/logger.js';
+import { createCheckedProducer, type CheckedProducer } from './checked-send.js';
 import { registerCodecs } from './codecs.js';
 import { fixRunnerStop } from './runner-stop.js';
 
@@ -125,6 +126,8 @@ export function kafkaClientConfig(settings: KafkaSettings, log: Logger, phase: '
 
 /** Per client made by createKafka: its startup twin, for the first contact of a command. */
 const startupClients = new WeakMap<Kafka, { readonly client: Kafka; readonly brokers: string }>();
+/** Per client made by createKafka: the logger it was made with, for what its producers say. */
+const clientLogs = new WeakMap<Kafka, Logger>();
 
 export function createKafka(settings: KafkaSettings, log: Logger): Kafka {
   // Every client of the process reads and writes snappy, lz4 and zstd
@@ -136,6 +139,7 @@ export function createKafka(settings: KafkaSettings, log: Logger): Kafka {
   // ensureTopics gets only the client (its callers hold nothing else): the
   // twin is found from it. Making a client opens no connection.
   startupClients.set(kafka, { client: new Kafka(kafkaClientConfig(settings, log, 'startup')), brokers: settings.brokers.join(',') });
+  clientLogs.set(kafka, log);
   return kafka;
 }
 
@@ -260,14 +264,19 @@ export async function ensureTopics(
 /** Topic config for topics agentledger creates: room for large records and their dead letters. */
 export const TOPIC_CONFIG = [{ name: 'max.message.bytes', value: String(16 * 1024 * 1024) }];
 
+/** A producer of `kafka` whose sends are checked (src/sources/checked-send.ts), saying what it resends through the client's logger. */
+export function createProducer(kafka: Kafka, config: Omit<ProducerConfig, 'createPartitioner'> = {}): CheckedProducer {
+  return createCheckedProducer(kafka, config, clientLogs.get(kafka) ?? createLogger('warn'));
+}
+
 /**
  * A producer that writes each record once and in order (idempotent, one
- * request in flight) and retries until it gets through: what the dead letters
- * and `craze push` need, since their senders commit progress after a send.
+ * request in flight) and retries until it gets through, its sends checked
+ * for records kafkajs skipped: what the dead letters and `craze push` need,
+ * since their senders commit progress after a send.
  */
-export function createReliableProducer(kafka: Kafka): Producer {
-  return kafka.producer({
-    createPartitioner: Partitioners.DefaultPartitioner,
+export function createReliableProducer(kafka: Kafka): CheckedProducer {
+  return createProducer(kafka, {
     idempotent: true,
     maxInFlightRequests: 1,
     retry: { retries: Number.MAX_SAFE_INTEGER, maxRetryTime: 30_000 },
