@@ -1,6 +1,6 @@
 /** `agentledger ingest`: batches, in-memory caches, the stall watchdog, envelope decoding. */
 import { z } from 'zod';
-import { flag, positiveInt, service, setting } from './setting.js';
+import { flag, msOrOff, positiveInt, service, setting } from './setting.js';
 
 export const ingest = service({
   title: 'Ingest',
@@ -40,11 +40,7 @@ export const ingest = service({
        committed only after their rows are durable); \`false\` awaits every flush.`,
     ),
     AGENTLEDGER_INGEST_STALL_EXIT_MS: setting(
-      z.coerce
-        .number({ message: 'expected a whole number' })
-        .int('expected a whole number')
-        .refine((n) => n === 0 || (n >= 1000 && n <= 86_400_000), 'expected 0 (off) or a number from 1000 to 86400000')
-        .default(300_000),
+      msOrOff(86_400_000).default(300_000),
       `The stall watchdog of \`ingest\`: when no rows were made durable for this long,
        in ms, while records wait in its partitions (or Kafka does not answer the
        check), it says why and exits 1 for its supervisor to restart it. Before

@@ -1,6 +1,6 @@
 /** Metrics endpoints and logs. */
 import { z } from 'zod';
-import { hostName, port, service, setting } from './setting.js';
+import { hostName, msOrOff, port, service, setting } from './setting.js';
 
 export const observability = service({
   title: 'Metrics and logs',
@@ -15,11 +15,7 @@ export const observability = service({
       'Address the metrics endpoints listen on (GET only): the default is this host only; `0.0.0.0` for a scraper on another host.',
     ),
     AGENTLEDGER_FROZEN_LOOP_EXIT_MS: setting(
-      z.coerce
-        .number({ message: 'expected a whole number' })
-        .int('expected a whole number')
-        .refine((n) => n === 0 || (n >= 1000 && n <= 3_600_000), 'expected 0 (off) or a number from 1000 to 3600000')
-        .default(60_000),
+      msOrOff(3_600_000).default(60_000),
       `The frozen-loop guard of \`ingest\`, \`worker\` and \`serve\`: when the process's
        event loop has not turned for this long, in ms (code that never yields, a
        promise chain spinning; then no timer, socket or signal handler runs), a thread

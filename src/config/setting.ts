@@ -113,6 +113,13 @@ export const positiveInt = (max: number) =>
     .min(1, 'expected a number >= 1')
     .max(max, `expected a number <= ${max}`);
 
+/** A time limit in ms from 1000 to `max`, or `0` for off. */
+export const msOrOff = (max: number) =>
+  z.coerce
+    .number({ message: 'expected a whole number' })
+    .int('expected a whole number')
+    .refine((n) => n === 0 || (n >= 1000 && n <= max), `expected 0 (off) or a number from 1000 to ${max}`);
+
 /** A TCP port; `min` 0 lets `0` mean "off". */
 export const port = (min: 0 | 1) =>
   z.coerce
