@@ -67,9 +67,10 @@ export class StallWatchdog {
     const since = ports.now() - ports.lastProgress();
     ports.observe(Math.max(0, Math.floor(since / 1000)));
     const remedy = ports.rejoin;
-    const rejoinDue = (elapsed: number): boolean =>
-      remedy !== undefined && elapsed >= remedy.afterMs && this.rejoinedAt !== remedy.lastDurable() && !remedy.batchInHand();
-    if (remedy?.held !== undefined && since >= remedy.afterMs && this.heldAt !== remedy.lastDurable() && this.rejoinedAt !== remedy.lastDurable() && remedy.batchInHand()) {
+    // The remedy is due once per stall; a batch in hand holds it back (its own retries are at work).
+    const remedyDue = (elapsed: number): boolean => remedy !== undefined && elapsed >= remedy.afterMs && this.rejoinedAt !== remedy.lastDurable();
+    const rejoinDue = (elapsed: number): boolean => remedyDue(elapsed) && remedy?.batchInHand() === false;
+    if (remedy?.held !== undefined && remedyDue(since) && remedy.batchInHand() && this.heldAt !== remedy.lastDurable()) {
       this.heldAt = remedy.lastDurable();
       remedy.held(`no rows made durable for ${Math.floor(since / 1000)} s with a batch in hand: its own retries are at work, so no rejoin`);
     }
