@@ -23,6 +23,7 @@ import { failureMessage } from '../../observability/errors.js';
 import type { Logger } from '../../observability/logger.js';
 import { clickhouseErrorCode, createClickHouse, credentials, quoteIdent, quoteString, type ClickHouseSettings } from './client.js';
 import { atServer, bookkeepingTable, clusterTarget, renderMigrations, type ClusterTarget, type RenderedStatement, type ServerAddress } from './cluster-ddl.js';
+import { explainDdlTimeout } from './ddl-laggards.js';
 import { clusterServers } from './replicas.js';
 
 export interface Migration {
@@ -269,12 +270,29 @@ export async function migrate(
   log: Logger,
   options: { lock?: Partial<LockTimings> } = {},
 ): Promise<MigrateResult> {
+  try {
+    return await migrateOnce(settings, dir, log, options);
+  } catch (err) {
+    // An ON CLUSTER statement some server has not run in time: say which.
+    if (settings.cluster === undefined) throw err;
+    const ch = createClickHouse(settings, 'system');
+    try {
+      throw await explainDdlTimeout(ch, err);
+    } finally {
+      await ch.close();
+    }
+  }
+}
+
+async function migrateOnce(settings: ClickHouseSettings, dir: string, log: Logger, options: { lock?: Partial<LockTimings> }): Promise<MigrateResult> {
   const target = clusterTarget(settings);
   // Rendered before anything is created: a statement without a cluster form stops the run here.
   const migrations = renderMigrations(await loadMigrations(dir), target);
   // `system`, not `default`: a user confined to its database (allow_databases)
   // may not open `default`; every user may open `system`.
-  const admin = createClickHouse(settings, 'system');
+  // An ON CLUSTER statement waits for every server (distributed_ddl_task_timeout,
+  // 180 s by default): the server's answer, not the client's minute, ends it.
+  const admin = createClickHouse(settings, 'system', STATEMENT_TIMEOUT_MS);
   try {
     if (target !== undefined) await clusterServers(admin, target.cluster);
     const onCluster = target === undefined ? '' : ` ON CLUSTER ${target.cluster}`;

@@ -1,0 +1,88 @@
+/**
+ * Which servers have not run an `ON CLUSTER` statement. A server answers one
+ * after every server of the cluster has run it, or, after
+ * `distributed_ddl_task_timeout` (180 s by default), with TIMEOUT_EXCEEDED
+ * (159) naming the statement's task in ZooKeeper and how many servers have
+ * not finished it, not which. Each server that has finished it leaves a node
+ * under the task's `finished/`; the task's own node lists every server it was
+ * sent to. The difference names the laggards, so an operator knows which
+ * server to look at (docs/operations.md, "An ON CLUSTER statement that does
+ * not finish").
+ *
+ * `system.zookeeper` exists only on a server that has a ZooKeeper (on 18.16
+ * and current ClickHouse alike), which every server of a cluster has: these
+ * queries are inline rather than in queries/, whose files test/modern runs
+ * on a server without one.
+ */
+import type { ClickHouseClient } from '@clickhouse/client';
+import { clickhouseErrorCode, quoteString } from './client.js';
+
+/** ClickHouse's TIMEOUT_EXCEEDED: also what an ON CLUSTER statement answers when servers have not run it in time. */
+const TIMEOUT_EXCEEDED = 159;
+const WATCHING_TASK = /Watching task (\/\S+?\/(query-\d+)) is executing longer than distributed_ddl_task_timeout/;
+
+/** The task's ZooKeeper path of an ON CLUSTER timeout, or undefined for any other failure. */
+export function ddlTimeoutTask(err: unknown): string | undefined {
+  if (clickhouseErrorCode(err) !== TIMEOUT_EXCEEDED) return undefined;
+  return WATCHING_TASK.exec(err instanceof Error ? err.message : String(err))?.[1];
+}
+
+/**
+ * The servers a task's node lists (`hosts: ['host:port', …]`), as ClickHouse
+ * writes them: dots as `%2E`, which the `finished/` nodes' names share.
+ */
+export function taskHosts(node: string): string[] {
+  const line = /^hosts: \[(.*)\]$/m.exec(node)?.[1];
+  if (line === undefined || line.trim() === '') return [];
+  return line.split(',').map((h) => h.trim().replace(/^'(.*)'$/, '$1'));
+}
+
+/** A host id as ClickHouse writes it in the queue (`127%2E0%2E0%2E1:9000`), readable (`127.0.0.1:9000`). */
+export function readableHost(id: string): string {
+  try {
+    return decodeURIComponent(id);
+  } catch {
+    return id;
+  }
+}
+
+/**
+ * The servers (host:port, their native port) that have not finished the ON
+ * CLUSTER task at `task`, in the order the task lists them; empty when all
+ * have by now.
+ */
+export async function unfinishedHosts(ch: ClickHouseClient, task: string): Promise<string[]> {
+  const parent = task.slice(0, task.lastIndexOf('/'));
+  const name = task.slice(task.lastIndexOf('/') + 1);
+  const rows = async (sql: string): Promise<{ name: string; value: string }[]> => (await ch.query({ query: sql, format: 'JSONEachRow' })).json();
+  const [node] = await rows(`SELECT name, value FROM system.zookeeper WHERE path = ${quoteString(parent)} AND name = ${quoteString(name)}`);
+  if (node === undefined) return [];
+  const finished = new Set((await rows(`SELECT name, value FROM system.zookeeper WHERE path = ${quoteString(`${task}/finished`)}`)).map((r) => r.name));
+  return taskHosts(node.value)
+    .filter((h) => !finished.has(h))
+    .map(readableHost);
+}
+
+/**
+ * `err` again, or, for an ON CLUSTER timeout, an error that names the servers
+ * that have not run the statement (looked up through `ch`; if that lookup
+ * fails too, `err` as it was).
+ */
+export async function explainDdlTimeout(ch: ClickHouseClient, err: unknown): Promise<unknown> {
+  const task = ddlTimeoutTask(err);
+  if (task === undefined) return err;
+  let hosts: string[];
+  try {
+    hosts = await unfinishedHosts(ch, task);
+  } catch {
+    return err;
+  }
+  if (hosts.length === 0) return err;
+  const explained = new Error(
+    `an ON CLUSTER statement was not run by ${hosts.join(', ')} within distributed_ddl_task_timeout: ` +
+      `that server's DDL queue is stopped or behind (see its log for DDLWorker; docs/operations.md). ${(err as Error).message}`,
+    { cause: err },
+  );
+  // The code stays readable to clickhouseErrorCode through the cause.
+  return explained;
+}
