@@ -21,17 +21,14 @@
  * what the fault cost in seconds.
  */
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
 import { test } from 'node:test';
 import { defaultViolationPlan, generateTraffic } from '../../src/demo/traffic/index.js';
-import { readFileSync } from 'node:fs';
 import { Kafka, logLevel, type Admin } from 'kafkajs';
 import { runToEnd } from '../support/cli-run.js';
 import type { TestContext } from '../support/context.js';
 import { chain } from '../support/envelope-chain.js';
 import { produceEnvelopes } from '../support/envelope-topic.js';
-import { REPO_ROOT } from '../support/services.js';
-import { assertTrafficStored, CLUSTER_SKIP, clusterContexts, perLoop, query, SERVERS, SHARDS, stack } from '../support/cluster.js';
+import { assertTrafficStored, CLUSTER_SKIP, clusterPid, clusterContexts, perLoop, query, SERVERS, SHARDS, stack } from '../support/cluster.js';
 import { prng, runCli, sleep, until } from '../support/processes.js';
 
 const skip = CLUSTER_SKIP;
@@ -67,11 +64,6 @@ async function assertEveryReplica(db: string, loops: number, perChain: number, v
     while ((await heads()) !== `${shardLoops}\t${perChain}\t${perChain}` && Date.now() < deadline) await sleep(500);
     assert.equal(await heads(), `${shardLoops}\t${perChain}\t${perChain}`, `loop_heads on :${port}`);
   }
-}
-
-/** The pid a service of the local cluster wrote (infra/cluster.sh). */
-function pidOf(service: string, file: string): number {
-  return Number(readFileSync(join(REPO_ROOT, '.state', 'cluster', service, file), 'utf8').trim());
 }
 
 /**
@@ -157,7 +149,7 @@ test('a replica SIGKILLed mid-ingest and started again: ingest waits for it, the
   await produceEnvelopes(ctx, loops.flatMap((l) => links(l)), 4);
   await faultDuringIngest(ctx, loops.length * LINKS, async () => {
     // clickhouse-4 (:18126) is shard 2's second replica; ingest is connected to :18123.
-    process.kill(pidOf('clickhouse-4', 'clickhouse.pid'), 'SIGKILL');
+    process.kill(clusterPid('clickhouse-4'), 'SIGKILL');
     const killedAt = Date.now();
     await sleep(5_000);
     const endedAt = restart('clickhouse-4');
@@ -172,7 +164,7 @@ test('ZooKeeper SIGKILLed for 30 s mid-ingest: the inserts pause (read-only tabl
   const loops = Array.from({ length: 60 }, (_, i) => `zk-loop-${i}`);
   await produceEnvelopes(ctx, loops.flatMap((l) => links(l)), 4);
   await faultDuringIngest(ctx, loops.length * LINKS, async () => {
-    process.kill(pidOf('zookeeper', 'zookeeper.pid'), 'SIGKILL');
+    process.kill(clusterPid('zookeeper'), 'SIGKILL');
     const killedAt = Date.now();
     await sleep(30_000);
     const stored = Number(await query(FIRST, 'SELECT count() FROM envelopes SETTINGS prefer_localhost_replica = 0', db));
@@ -327,7 +319,7 @@ async function brokerKilled(name: string, pick: (leaders: readonly number[], coo
     await admin.disconnect();
   }
   await faultDuringIngest(ctx, loops.length * LINKS, async () => {
-    process.kill(pidOf(`kafka-${victim}`, 'kafka.pid'), 'SIGKILL');
+    process.kill(clusterPid(`kafka-${victim}`), 'SIGKILL');
     const killedAt = Date.now();
     const second = chains.flatMap((c) => c.slice(HALF));
     const refused = await produceUntilSent(ctx, second, killedAt + within);

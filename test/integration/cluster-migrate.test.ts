@@ -12,13 +12,16 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { MIGRATIONS_DIR } from '../../src/cli/migrate.js';
 import { parseConfig } from '../../src/config/index.js';
+import { createClickHouse } from '../../src/sink/clickhouse/client.js';
+import { explainDdlTimeout } from '../../src/sink/clickhouse/ddl-laggards.js';
 import { loadMigrations, migrate } from '../../src/sink/clickhouse/migrate.js';
 import { createLogger } from '../../src/observability/logger.js';
-import { CLUSTER_SKIP, CLUSTER_TEST_USER, query, SERVERS, useCluster } from '../support/cluster.js';
+import { CLUSTER_SKIP, CLUSTER_TEST_USER, clusterPid, query, SERVERS, useCluster } from '../support/cluster.js';
 
 const skip = CLUSTER_SKIP;
 const TEST_USER = CLUSTER_TEST_USER;
 const DATABASE = `cluster_migrate_${process.pid}`;
+const STALLED = `cluster_stalled_${process.pid}`;
 
 const settings = (): ReturnType<typeof parseConfig>['clickhouse'] =>
   parseConfig({
@@ -29,7 +32,7 @@ const settings = (): ReturnType<typeof parseConfig>['clickhouse'] =>
     AGENTLEDGER_CLICKHOUSE_CLUSTER: 'agentledger',
   }).clickhouse;
 
-useCluster(() => [DATABASE]);
+useCluster(() => [DATABASE, STALLED]);
 
 async function eventually(what: string, check: () => Promise<boolean>, ms = 30_000): Promise<void> {
   const deadline = Date.now() + ms;
@@ -121,4 +124,30 @@ test('every view reads on the cluster (no refused IN or JOIN over two Distribute
     await query(SERVERS[1], `SELECT * FROM ${view} LIMIT 1 SETTINGS prefer_localhost_replica = 0 FORMAT Null`, DATABASE).catch((err: Error) => failed.push(`${view}: ${err.message.slice(0, 200)}`));
   }
   assert.deepEqual(failed, []);
+});
+
+test('an ON CLUSTER statement a stopped server has not run in time: the error names that server, and only it', { skip, timeout: 300_000 }, async () => {
+  // clickhouse-4 (native port 19003) stopped, not killed: it holds its
+  // ZooKeeper session, as a server whose DDL queue is stuck does.
+  const pid = clusterPid('clickhouse-4');
+  const ch = createClickHouse(settings(), 'system');
+  process.kill(pid, 'SIGSTOP');
+  let failure: unknown;
+  try {
+    await ch.command({ query: `CREATE DATABASE IF NOT EXISTS ${STALLED} ON CLUSTER agentledger`, clickhouse_settings: { distributed_ddl_task_timeout: '3' } });
+  } catch (err) {
+    failure = err;
+  }
+  try {
+    assert.ok(failure instanceof Error, 'the statement timed out');
+    const explained = await explainDdlTimeout(ch, failure);
+    assert.match((explained as Error).message, /^an ON CLUSTER statement was not run by 127\.0\.0\.1:19003 within distributed_ddl_task_timeout: /);
+    assert.match((explained as Error).message, /Code: 159/);
+  } finally {
+    process.kill(pid, 'SIGCONT');
+  }
+  // Once it runs again, it runs the statement too, and nobody is named.
+  await eventually('clickhouse-4 ran the statement', async () => (await query(SERVERS[3], `SELECT count() FROM system.databases WHERE name = '${STALLED}'`)) === '1');
+  await eventually('no server is named any more', async () => (await explainDdlTimeout(ch, failure)) === failure);
+  await ch.close();
 });

@@ -14,11 +14,10 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { Kafka, logLevel } from 'kafkajs';
 import { REPO_ROOT } from '../support/services.js';
-import { CLUSTER_ENABLED, CLUSTER_SKIP, stack } from '../support/cluster.js';
+import { CLUSTER_ENABLED, CLUSTER_SKIP, clusterPid, stack } from '../support/cluster.js';
 
 const enabled = CLUSTER_ENABLED;
 const skip = CLUSTER_SKIP;
-const STATE = join(REPO_ROOT, '.state', 'cluster');
 const MIGRATOR = { user: 'agentledger_migrator', password: 'agentledger_migrator' };
 
 /** KEY=value lines of infra/cluster.env (values there are plain or single-quoted). */
@@ -51,10 +50,6 @@ async function query(port: number, sql: string, who = MIGRATOR): Promise<string>
   return text.trim();
 }
 
-function pidOf(service: string): number {
-  const file = service.startsWith('kafka') ? 'kafka.pid' : 'clickhouse.pid';
-  return Number(readFileSync(join(STATE, service, file), 'utf8').trim());
-}
 
 test('up --cluster: every service answers, cluster.env points at it, replicas replicate, Distributed spans the shards', { skip, timeout: 600_000 }, async () => {
   const up = stack('up', '--cluster');
@@ -106,7 +101,7 @@ test('a broker and a ClickHouse server killed: acks=all writes go on, and up --c
   const meta = await admin.fetchTopicMetadata({ topics: [topic] });
   for (const p of meta.topics[0]?.partitions ?? []) assert.equal(p.replicas.length, 3);
 
-  const pids = { kafka1: pidOf('kafka-1'), kafka2: pidOf('kafka-2'), ch1: pidOf('clickhouse-1'), ch3: pidOf('clickhouse-3') };
+  const pids = { kafka1: clusterPid('kafka-1'), kafka2: clusterPid('kafka-2'), ch1: clusterPid('clickhouse-1'), ch3: clusterPid('clickhouse-3') };
   process.kill(pids.kafka2, 'SIGKILL');
   process.kill(pids.ch3, 'SIGKILL');
   const producer = kafka.producer();
@@ -123,8 +118,8 @@ test('a broker and a ClickHouse server killed: acks=all writes go on, and up --c
   assert.match(up.out, /kafka-2: starting/);
   assert.match(up.out, /clickhouse-3: starting/);
   assert.doesNotMatch(up.out, /kafka-1: starting|clickhouse-1: starting/);
-  assert.equal(pidOf('kafka-1'), pids.kafka1);
-  assert.equal(pidOf('clickhouse-1'), pids.ch1);
+  assert.equal(clusterPid('kafka-1'), pids.kafka1);
+  assert.equal(clusterPid('clickhouse-1'), pids.ch1);
   assert.equal(stack('status', '--cluster').status, 0);
   await admin.deleteTopics({ topics: [topic] });
   await admin.disconnect();

@@ -6,11 +6,14 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before } from 'node:test';
 import { MIGRATIONS_DIR } from '../../src/cli/migrate.js';
 import type { ExpectedTraffic } from '../../src/demo/traffic/index.js';
 import { createLogger } from '../../src/observability/logger.js';
+import { createClickHouse } from '../../src/sink/clickhouse/client.js';
+import { ddlTimeoutTask, unfinishedHosts } from '../../src/sink/clickhouse/ddl-laggards.js';
 import { migrate } from '../../src/sink/clickhouse/migrate.js';
 import { testContext, type TestContext } from './context.js';
 import { REPO_ROOT, type Credentials } from './services.js';
@@ -29,6 +32,12 @@ export const SERVERS = [...SHARDS[0], ...SHARDS[1]] as const;
 export function stack(...args: string[]): { status: number | null; out: string } {
   const r = spawnSync('bash', [join(REPO_ROOT, 'infra', 'stack.sh'), ...args], { encoding: 'utf8', timeout: 300_000 });
   return { status: r.status, out: `${r.stdout}${r.stderr}` };
+}
+
+/** The pid a service of the local cluster wrote (infra/cluster.sh): `clickhouse-N`, `kafka-N` or `zookeeper`. */
+export function clusterPid(service: string): number {
+  const file = service.startsWith('clickhouse') ? 'clickhouse.pid' : service.startsWith('kafka') ? 'kafka.pid' : 'zookeeper.pid';
+  return Number(readFileSync(join(REPO_ROOT, '.state', 'cluster', service, file), 'utf8').trim());
 }
 
 /** The trimmed answer of one server to `sql` in `database`; a refusal throws with the port and ClickHouse's text. */
@@ -96,10 +105,49 @@ export function clusterContexts(): { make(name: string, overrides?: Record<strin
         ...overrides,
       });
       contexts.push(ctx);
+      await ddlQueuesMoving(ctx);
       await migrate(ctx.config.clickhouse, MIGRATIONS_DIR, createLogger('warn'));
       return ctx;
     },
   };
+}
+
+/** The native port of each server (infra/cluster.sh): clickhouse-1 listens on 19000, clickhouse-4 on 19003. */
+const serverOfHost = (host: string): string => `clickhouse-${Number(host.split(':').pop()) - 18999}`;
+
+/**
+ * Before a context is migrated: every server runs ON CLUSTER statements
+ * (its database's CREATE, within 60 s). Once in CI (2026-12-05), after the
+ * ZooKeeper outage test, one server ran none of the next tests' statements:
+ * its DDL queue had stopped, which only a restart of that server mends
+ * (docs/operations.md). The tests after it test agentledger, not that queue:
+ * a server named as not finishing is restarted, loudly, and the statement
+ * must then finish everywhere.
+ */
+async function ddlQueuesMoving(ctx: TestContext): Promise<void> {
+  const sql = `CREATE DATABASE IF NOT EXISTS ${ctx.config.clickhouse.database} ON CLUSTER agentledger`;
+  const ch = createClickHouse(ctx.config.clickhouse, 'system', 120_000);
+  try {
+    const run = (): Promise<unknown> => ch.command({ query: sql, clickhouse_settings: { distributed_ddl_task_timeout: '60' } });
+    const failure = await run().then(
+      () => undefined,
+      (err: unknown) => (err instanceof Error ? err : new Error(String(err))),
+    );
+    if (failure === undefined) return;
+    const task = ddlTimeoutTask(failure);
+    if (task === undefined) throw failure;
+    const stuck = await unfinishedHosts(ch, task);
+    for (const host of stuck) {
+      const server = serverOfHost(host);
+      console.log(`# ${server} (${host}) did not run an ON CLUSTER statement within 60 s: its DDL queue has stopped; restarting it`);
+      process.kill(clusterPid(server), 'SIGKILL');
+    }
+    const up = stack('up', '--cluster');
+    assert.equal(up.status, 0, up.out);
+    await run();
+  } finally {
+    await ch.close();
+  }
 }
 
 /** Per loop and verdict on one server: loop, verdict, rows, highest seq. */
