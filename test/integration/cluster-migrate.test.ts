@@ -12,8 +12,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { MIGRATIONS_DIR } from '../../src/cli/migrate.js';
 import { parseConfig } from '../../src/config/index.js';
-import { createClickHouse } from '../../src/sink/clickhouse/client.js';
-import { explainDdlTimeout } from '../../src/sink/clickhouse/ddl-laggards.js';
+import { clickhouseErrorCode, createClickHouse } from '../../src/sink/clickhouse/client.js';
+import { DdlTimeoutError, explainDdlTimeout } from '../../src/sink/clickhouse/ddl-laggards.js';
 import { loadMigrations, migrate } from '../../src/sink/clickhouse/migrate.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { CLUSTER_SKIP, CLUSTER_TEST_USER, clusterPid, query, SERVERS, useCluster } from '../support/cluster.js';
@@ -141,8 +141,10 @@ test('an ON CLUSTER statement a stopped server has not run in time: the error na
   try {
     assert.ok(failure instanceof Error, 'the statement timed out');
     const explained = await explainDdlTimeout(ch, failure);
-    assert.match((explained as Error).message, /^an ON CLUSTER statement was not run by 127\.0\.0\.1:19003 within distributed_ddl_task_timeout: /);
-    assert.match((explained as Error).message, /Code: 159/);
+    assert.ok(explained instanceof DdlTimeoutError, String(explained));
+    assert.deepEqual(explained.unfinished, ['127.0.0.1:19003']);
+    assert.match(explained.message, /^an ON CLUSTER statement was not run by 127\.0\.0\.1:19003 within distributed_ddl_task_timeout: /);
+    assert.equal(clickhouseErrorCode(explained), 159);
   } finally {
     process.kill(pid, 'SIGCONT');
   }

@@ -63,10 +63,27 @@ export async function unfinishedHosts(ch: ClickHouseClient, task: string): Promi
     .map(readableHost);
 }
 
+/** An ON CLUSTER statement that `unfinished` (host:port) had not run within distributed_ddl_task_timeout. */
+export class DdlTimeoutError extends Error {
+  constructor(
+    readonly unfinished: readonly string[],
+    cause: unknown,
+  ) {
+    // The servers first: a message cut short still names them. ClickHouse's
+    // text (with its code, which clickhouseErrorCode reads) follows.
+    super(
+      `an ON CLUSTER statement was not run by ${unfinished.join(', ')} within distributed_ddl_task_timeout: ` +
+        `that server's DDL queue is stopped or behind (its log says why, under DDLWorker; docs/operations.md). ${(cause as Error).message}`,
+      { cause },
+    );
+    this.name = 'DdlTimeoutError';
+  }
+}
+
 /**
- * `err` again, or, for an ON CLUSTER timeout, an error that names the servers
- * that have not run the statement (looked up through `ch`; if that lookup
- * fails too, `err` as it was).
+ * `err` again, or, for an ON CLUSTER timeout, a DdlTimeoutError naming the
+ * servers that have not run the statement (looked up through `ch`; if that
+ * lookup fails, or every server has run it by now, `err` as it was).
  */
 export async function explainDdlTimeout(ch: ClickHouseClient, err: unknown): Promise<unknown> {
   const task = ddlTimeoutTask(err);
@@ -77,12 +94,5 @@ export async function explainDdlTimeout(ch: ClickHouseClient, err: unknown): Pro
   } catch {
     return err;
   }
-  if (hosts.length === 0) return err;
-  const explained = new Error(
-    `an ON CLUSTER statement was not run by ${hosts.join(', ')} within distributed_ddl_task_timeout: ` +
-      `that server's DDL queue is stopped or behind (see its log for DDLWorker; docs/operations.md). ${(err as Error).message}`,
-    { cause: err },
-  );
-  // The code stays readable to clickhouseErrorCode through the cause.
-  return explained;
+  return hosts.length === 0 ? err : new DdlTimeoutError(hosts, err);
 }

@@ -6,7 +6,8 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ddlTimeoutTask, readableHost, taskHosts } from '../../../src/sink/clickhouse/ddl-laggards.js';
+import { clickhouseErrorCode } from '../../../src/sink/clickhouse/client.js';
+import { DdlTimeoutError, ddlTimeoutTask, readableHost, taskHosts } from '../../../src/sink/clickhouse/ddl-laggards.js';
 
 // What 18.16 answered in CI (TIMEOUT_EXCEEDED over HTTP), shortened after the part read.
 const TIMEOUT_18_16 =
@@ -32,4 +33,12 @@ test("a task node's servers as ClickHouse writes them, and readable", () => {
   assert.deepEqual(taskHosts('version: 1\n'), []);
   // A name that is not percent-encoding is kept as it is.
   assert.equal(readableHost('bad%zzhost:9000'), 'bad%zzhost:9000');
+});
+
+test('the error names the servers first, and keeps ClickHouse text and code', () => {
+  const err = new DdlTimeoutError(['127.0.0.1:19003'], new Error(TIMEOUT_18_16));
+  assert.match(err.message, /^an ON CLUSTER statement was not run by 127\.0\.0\.1:19003 within distributed_ddl_task_timeout: /);
+  assert.ok(err.message.endsWith(TIMEOUT_18_16));
+  assert.equal(clickhouseErrorCode(err), 159);
+  assert.equal(ddlTimeoutTask(err), '/clickhouse/agentledger/task_queue/ddl/query-0000000715');
 });
