@@ -14,6 +14,11 @@
  * answered bad_weak_ptr to every other query). ClickHouse is then restarted
  * through infra/stack.sh, so the files after it fail, or pass, on their own
  * merits. Nothing is run twice.
+ *
+ * When a file fails, the lines of the local cluster's four error logs that
+ * say a server part stopped (18.16's DDL worker "Terminating", a signal) are
+ * added to its digest: a CI run keeps nothing else of those logs, and once
+ * a cluster file failed in CI with only a timeout to show for it.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { closeSync, existsSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
@@ -22,9 +27,13 @@ import { REPO_ROOT } from './services.js';
 
 const DIST = join(REPO_ROOT, 'dist', 'test');
 const ERROR_LOG = join(REPO_ROOT, '.state', 'clickhouse', 'log', 'clickhouse-server.err.log');
+/** The local cluster's error logs (infra/cluster.sh), by server. */
+const CLUSTER_LOGS = [1, 2, 3, 4].map((n) => [`clickhouse-${n}`, join(REPO_ROOT, '.state', 'cluster', `clickhouse-${n}`, 'log', 'clickhouse-server.err.log')] as const);
 
 /** A line of ClickHouse's error log that says the server itself is broken. */
 export const SERVER_FAULT = /Received signal|Code: 1001\b/;
+/** A line of a cluster server's error log that says a part of it stopped for good: its DDL worker, or the server. */
+export const CLUSTER_FAULT = /DDLWorker: (Unexpected|Terminating)|Received signal/;
 
 interface Counts {
   tests: number;
@@ -46,11 +55,11 @@ export function specCounts(output: string): Counts {
   return counts;
 }
 
-/** The server-fault lines among `text` (at most a few, each shortened). */
-export function serverFaults(text: string, max = 3): string[] {
+/** The lines among `text` that `fault` finds (at most a few, each shortened): by default, the server-fault lines. */
+export function serverFaults(text: string, max = 3, fault: RegExp = SERVER_FAULT): string[] {
   return text
     .split('\n')
-    .filter((line) => SERVER_FAULT.test(line))
+    .filter((line) => fault.test(line))
     .slice(0, max)
     .map((line) => (line.length > 240 ? `${line.slice(0, 240)}…` : line));
 }
@@ -77,17 +86,17 @@ export function failureDigest(output: string, max = 2000, width = 240): string {
   return digest;
 }
 
-/** Where the error log ends now (0 when there is none). */
-function logEnd(): number {
-  return existsSync(ERROR_LOG) ? statSync(ERROR_LOG).size : 0;
+/** Where an error log ends now (0 when there is none). */
+function logEnd(log = ERROR_LOG): number {
+  return existsSync(log) ? statSync(log).size : 0;
 }
 
-/** What the error log gained since `from` (all of it when it was rotated or recreated). */
-function logSince(from: number): string {
-  const end = logEnd();
+/** What an error log gained since `from` (all of it when it was rotated or recreated). */
+function logSince(from: number, log = ERROR_LOG): string {
+  const end = logEnd(log);
   const start = end < from ? 0 : from;
   if (end === start) return '';
-  const fd = openSync(ERROR_LOG, 'r');
+  const fd = openSync(log, 'r');
   try {
     const buf = Buffer.alloc(end - start);
     readSync(fd, buf, 0, buf.length, start);
@@ -144,6 +153,7 @@ async function main(): Promise<number> {
     const path = join(dir, file);
     console.log(`[test] ${i + 1}/${files.length} ${file}`);
     const from = logEnd();
+    const clusterFrom = CLUSTER_LOGS.map(([, log]) => logEnd(log));
     const run = await nodeTest([path], ['--test-timeout=900000']);
     const faults = local ? serverFaults(logSince(from)) : [];
     if (faults.length > 0) {
@@ -154,7 +164,9 @@ async function main(): Promise<number> {
     add(specCounts(run.output));
     if (run.code !== 0) {
       failed.push(`test/integration/${file.replace(/\.js$/, '.ts')}`);
-      digests.push(`[test] ${file.replace(/\.js$/, '.ts')}:\n${failureDigest(run.output)}`);
+      const cluster = CLUSTER_LOGS.flatMap(([server, log], n) => serverFaults(logSince(clusterFrom[n] ?? 0, log), 3, CLUSTER_FAULT).map((line) => `  ${server}: ${line}`));
+      const said = cluster.length === 0 ? '' : `\n  the cluster's error logs meanwhile:\n${cluster.join('\n')}`;
+      digests.push(`[test] ${file.replace(/\.js$/, '.ts')}:\n${failureDigest(run.output)}${said}`);
     }
   }
 

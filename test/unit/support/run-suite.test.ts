@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { failureDigest, serverFaults, specCounts } from '../../support/run-suite.js';
+import { CLUSTER_FAULT, failureDigest, serverFaults, specCounts } from '../../support/run-suite.js';
 
 test('specCounts reads the totals a spec reporter prints last', () => {
   const output = ['✔ a (1ms)', 'ℹ tests 7', 'ℹ suites 0', 'ℹ pass 5', 'ℹ fail 1', 'ℹ cancelled 0', 'ℹ skipped 0', 'ℹ todo 1', 'ℹ duration_ms 12'].join('\n');
@@ -28,6 +28,23 @@ test('serverFaults keeps a signal and a C++ exception escaping the server, not a
   assert.match(faults[0] ?? '', /Segmentation fault/);
   assert.match(faults[1] ?? '', /bad_weak_ptr/);
   assert.deepEqual(serverFaults(log.split('\n')[0] ?? ''), []);
+});
+
+test("CLUSTER_FAULT keeps 18.16's DDL worker stopping for good and a signal, not its retries while ZooKeeper is away", () => {
+  const log = [
+    "2026.12.05 13:53:12.901934 [ 16 ] {56a9} <Error> void DB::DDLWorker::run(): Code: 999, e.displayText() = Coordination::Exception: All connection tries failed while connecting to ZooKeeper. Addresses: 127.0.0.1:2191",
+    '2026.12.05 13:54:01.000000 [ 16 ] {} <Error> DDLWorker: Unexpected ZooKeeper error: Code: 999, e.displayText() = Coordination::Exception: Node exists, path: /clickhouse/agentledger/task_queue/ddl/query-0000000715/shards/a,b/executed',
+    '0. /usr/bin/clickhouse-server(StackTrace::StackTrace()+0x16) [0x5a0e8b6]',
+    '. Terminating.',
+    "2026.12.05 13:55:00.000000 [ 16 ] {} <Error> DDLWorker: Terminating. Cannot initialize DDL queue.: Code: 999, e.displayText() = Coordination::Exception: Connection loss",
+    '2026.12.05 13:55:01.000000 [ 16 ] {} <Information> DDLWorker: An error occured while checking and cleaning task query-0000018789 from queue: Code: 999',
+    '2026.12.05 13:56:00.000000 [ 2 ] {} <Error> BaseDaemon: (from thread 22) Received signal Segmentation fault (11).',
+  ].join('\n');
+  const faults = serverFaults(log, 5, CLUSTER_FAULT);
+  assert.equal(faults.length, 3);
+  assert.match(faults[0] ?? '', /Unexpected ZooKeeper error: .*Node exists/);
+  assert.match(faults[1] ?? '', /Terminating\. Cannot initialize/);
+  assert.match(faults[2] ?? '', /Segmentation fault/);
 });
 
 test("failureDigest repeats the failing tests' block without stack frames, each line and the whole cut short", () => {
