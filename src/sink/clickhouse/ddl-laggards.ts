@@ -6,8 +6,8 @@
  * not finished it, not which. Each server that has finished it leaves a node
  * under the task's `finished/`; the task's own node lists every server it was
  * sent to. The difference names the laggards, so an operator knows which
- * server to look at (docs/operations.md, "An ON CLUSTER statement that does
- * not finish").
+ * server to look at (docs/operations.md, "A local cluster", on a statement
+ * that waits out distributed_ddl_task_timeout).
  *
  * `system.zookeeper` exists only on a server that has a ZooKeeper (on 18.16
  * and current ClickHouse alike), which every server of a cluster has: these

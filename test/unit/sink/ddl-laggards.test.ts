@@ -2,7 +2,7 @@
  * Reading an ON CLUSTER timeout (src/sink/clickhouse/ddl-laggards.ts): the
  * task it names, the servers a task's node lists, their readable form.
  * Naming the servers that have not finished a real task on the cluster is
- * test/integration/cluster-stack.test.ts's.
+ * test/integration/cluster-migrate.test.ts's.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
