@@ -21,9 +21,11 @@
  * a cluster file failed in CI with only a timeout to show for it.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { closeSync, existsSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readSync, statSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { join } from 'node:path';
 import { REPO_ROOT } from './services.js';
+import { busyShare, cpuSample, TIMES_FILE, timesJson, timesTable, type Times } from './suite-times.js';
 
 const DIST = join(REPO_ROOT, 'dist', 'test');
 const ERROR_LOG = join(REPO_ROOT, '.state', 'clickhouse', 'log', 'clickhouse-server.err.log');
@@ -138,7 +140,15 @@ async function main(): Promise<number> {
   const failed: string[] = [];
   const digests: string[] = [];
 
-  const unit = await nodeTest([join(DIST, 'unit')]);
+  const times: Times = {};
+  const timed = async <T>(name: string, run: () => Promise<T>): Promise<T> => {
+    const t0 = Date.now();
+    const c0 = cpuSample();
+    const result = await run();
+    times[name] = { seconds: (Date.now() - t0) / 1000, cpu: busyShare(c0, cpuSample()), alone: true };
+    return result;
+  };
+  const unit = await timed('test/unit', () => nodeTest([join(DIST, 'unit')]));
   add(specCounts(unit.output));
   if (unit.code !== 0) {
     failed.push('test/unit');
@@ -154,7 +164,7 @@ async function main(): Promise<number> {
     console.log(`[test] ${i + 1}/${files.length} ${file}`);
     const from = logEnd();
     const clusterFrom = CLUSTER_LOGS.map(([, log]) => logEnd(log));
-    const run = await nodeTest([path], ['--test-timeout=900000']);
+    const run = await timed(`test/integration/${file.replace(/\.js$/, '.ts')}`, () => nodeTest([path], ['--test-timeout=900000']));
     const faults = local ? serverFaults(logSince(from)) : [];
     if (faults.length > 0) {
       failed.push(`test/integration/${file.replace(/\.js$/, '.ts')}: ClickHouse reported a fault of its own while it ran:\n    ${faults.join('\n    ')}`);
@@ -171,6 +181,9 @@ async function main(): Promise<number> {
   }
 
   console.log(`\n[test] summary: ${COUNTED.map((k) => `${k} ${total[k]}`).join(', ')}; ${files.length} integration files; ${Math.round((Date.now() - started) / 1000)} s`);
+  mkdirSync(dirname(TIMES_FILE), { recursive: true });
+  writeFileSync(TIMES_FILE, timesJson(times, new Date()));
+  console.log(`\n[test] every file's wall seconds and the machine's CPU busy share meanwhile, slowest first:\n${timesTable(times)}`);
   if (digests.length > 0) console.log(`\n[test] what the failing tests said (their files' output above has it whole):\n${digests.join('\n')}\n`);
   for (const f of failed) console.log(`[test] FAILED: ${f}`);
   return failed.length === 0 ? 0 : 1;
