@@ -23,7 +23,7 @@ else
   echo "$lock_sum" >node_modules/.agentledger-lock.sha256
 fi
 
-say "building (tsc)…"
-npx tsc -p tsconfig.json
+say "building (tsc, into a fresh dist/)…"
+rm -rf dist && npx tsc -p tsconfig.json
 
 bash infra/stack.sh up

@@ -11,11 +11,12 @@
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import type { TestContext } from '../support/context.js';
+import { machineSkip } from '../support/skips.js';
 import { assertExactlyOnce, faultTraffic, waitForQuiet, type FaultTraffic } from '../support/fault-traffic.js';
 import { privateKafka, privateKafkaAvailable, type PrivateKafka } from '../support/private-kafka.js';
 import { runCli, sleep, type Running } from '../support/processes.js';
 
-const skip = !privateKafkaAvailable() && 'needs the local stack (its Kafka jars run a broker of this file)';
+const skip = machineSkip(!privateKafkaAvailable() && 'needs the local stack (its Kafka jars run a broker of this file)');
 let broker: PrivateKafka | undefined;
 const contexts: TestContext[] = [];
 after(async () => {

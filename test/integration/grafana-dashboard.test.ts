@@ -228,7 +228,7 @@ test('max_execution_time, which the plugin\'s client sends with every query: all
   await assert.rejects(select1({ max_result_rows: 10 }), 'any other setting stays refused');
 });
 
-test('every panel query runs as agentledger_dashboard on the deployment\'s database', { timeout: 120_000 }, async (t) => {
+test('every panel query runs as agentledger_dashboard on the deployment\'s database', { timeout: 120_000 }, async () => {
   const who = ctx.services.deployment;
   // Migrated as the migrator, as least-privilege.test.ts does: the one change made to that database.
   const migrated = runCli(['migrate'], {
@@ -239,11 +239,9 @@ test('every panel query runs as agentledger_dashboard on the deployment\'s datab
     AGENTLEDGER_CLICKHOUSE_MIGRATOR_USER: who.migrator.user,
     AGENTLEDGER_CLICKHOUSE_MIGRATOR_PASSWORD: who.migrator.password,
   });
-  if ((await migrated.exited) !== 0) {
-    // A database migrated further by another checkout is refused by this one's runner.
-    t.skip(`migrate of ${who.database} failed: ${migrated.stderr().trim().split('\n').pop() ?? ''}`);
-    return;
-  }
+  // A failed migration is a failure, never a skip: a database migrated further by another checkout is refused
+  // by this one's runner, and then the panels were not checked (drop it, or run this checkout on its own stack).
+  assert.equal(await migrated.exited, 0, `migrate of ${who.database} failed: ${migrated.stderr().trim().split('\n').pop() ?? ''}`);
   const ch = createClient({
     url: ctx.services.clickhouseUrl,
     username: who.dashboard.user,
@@ -258,10 +256,7 @@ test('every panel query runs as agentledger_dashboard on the deployment\'s datab
       .query({ query: `SELECT name FROM system.tables WHERE database = currentDatabase() AND name IN (${needed.map((n) => `'${n}'`).join(', ')})`, format: 'JSONEachRow' })
       .then((r) => r.json<{ name: string }>())
       .catch(() => null);
-    if (present === null || present.length < needed.length) {
-      t.skip(`the ${who.database} database is not migrated as far as the panels need (${present?.length ?? 'unreadable'} of ${needed.length} relations)`);
-      return;
-    }
+    assert.ok(present !== null && present.length === needed.length, `the ${who.database} database is not migrated as far as the panels need (${present?.length ?? 'unreadable'} of ${needed.length} relations)`);
     for (const q of queries) {
       await ch.query({ query: expandMacros(q.sql, range), format: 'JSONEachRow' }).then((r) => r.json()).catch((e: unknown) => assert.fail(`${q.label} as ${who.dashboard.user}: ${(e as Error).message}`));
     }

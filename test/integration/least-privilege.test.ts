@@ -28,6 +28,7 @@ import { clickhouseErrorCode, createClickHouse, quoteString } from '../../src/si
 import { settleQuery } from '../../src/sink/clickhouse/sql.js';
 import { createKafka, ensureTopics, TOPIC_CONFIG } from '../../src/sources/kafka.js';
 import { testContext, type TestContext } from '../support/context.js';
+import { machineSkip } from '../support/skips.js';
 import { runCli } from '../support/processes.js';
 import { REPO_ROOT, type Credentials, type Deployment } from '../support/services.js';
 
@@ -180,17 +181,20 @@ test('the dashboard reads its database and the system tables, and cannot write, 
   await refused(rows(clientAs(deployment.dashboard, deployment.database, { readonly: 0 }), 'SELECT 1'), DENIED.readonly, 'readonly=0 per request');
 });
 
-test('the writer cannot turn DDL on as a per-request setting', async (t) => {
+test('the writer cannot turn DDL on as a per-request setting (on 18.16 it can: the known gap, asserted so the day it closes this fails)', async () => {
   const writer = clientAs(deployment.writer);
   const [version] = await rows<{ v: string }>(writer, 'SELECT version() AS v');
-  // ClickHouse 18.16 checks allow_ddl only in SET, not in the settings of an
-  // HTTP request; settings constraints (19.x on) close that. docs/operations.md says so.
-  if (version?.v.startsWith('18.')) t.todo(`ClickHouse ${version.v} takes allow_ddl=1 as an HTTP parameter from a user with allow_ddl=0`);
-  await refused(
-    clientAs(deployment.writer, deployment.database, { allow_ddl: 1 }).command({ query: 'CREATE TABLE evil (x UInt8) ENGINE = Memory' }),
-    DENIED.ddl,
-    'CREATE TABLE with allow_ddl=1',
-  ).finally(() => clientAs(deployment.migrator).command({ query: 'DROP TABLE IF EXISTS evil' }));
+  const attempt = clientAs(deployment.writer, deployment.database, { allow_ddl: 1 }).command({ query: 'CREATE TABLE evil (x UInt8) ENGINE = Memory' });
+  const dropped = (): Promise<unknown> => clientAs(deployment.migrator).command({ query: 'DROP TABLE IF EXISTS evil' });
+  if (version?.v.startsWith('18.')) {
+    // ClickHouse 18.16 checks allow_ddl only in SET, not in the settings of an
+    // HTTP request; settings constraints (19.x on) close that. docs/operations.md
+    // says so. The gap is asserted as it is: when a server refuses, this fails
+    // and the branch goes.
+    await attempt.finally(dropped);
+    return;
+  }
+  await refused(attempt, DENIED.ddl, 'CREATE TABLE with allow_ddl=1').finally(dropped);
 });
 
 test('Redis refuses a client without the password and lets agentledger\'s user in, without dangerous commands', async () => {
@@ -261,7 +265,9 @@ test('ClickHouse users without a network job accept loopback only', (t) => {
 
 test('ClickHouse and the metrics endpoint (default settings) cannot be reached from another host', async (t) => {
   const [address] = externalAddresses();
-  if (address === undefined) return t.skip('this machine has no non-loopback IPv4 address to connect to');
+  const noAddress = machineSkip(address === undefined && 'this machine has no non-loopback IPv4 address to connect to');
+  if (noAddress) return t.skip(noAddress);
+  assert.ok(address !== undefined, 'this machine has no non-loopback IPv4 address to connect to (CI=true: the test must run)');
   const server = await serveMetrics(createMetrics(), 0, parseConfig({}).metricsHost);
   try {
     const port = (server.address() as { port: number }).port;

@@ -23,6 +23,7 @@ import { generateSpendTraffic, generateTraffic, defaultViolationPlan } from '../
 import { createLogger } from '../../src/observability/logger.js';
 import { createKafka, ensureTopics, TOPIC_CONFIG } from '../../src/sources/kafka.js';
 import { runToEnd } from '../support/cli-run.js';
+import { machineSkip } from '../support/skips.js';
 import { query } from '../support/clickhouse.js';
 import { testContext, type TestContext } from '../support/context.js';
 import { chain } from '../support/envelope-chain.js';
@@ -42,12 +43,14 @@ const runs = (cmd: string, args: string[]): boolean => spawnSync(cmd, args, { st
 const svc = await services();
 const stackMissing =
   svc.kind !== 'local' ? 'Kafka is not the local stack: the broker log files that show each batch codec are out of reach' : kafkaLogReadable() ? undefined : 'no broker log files under .state/kafka/data';
-const goMissing = runs('go', ['version']) ? stackMissing : 'go is not on PATH: the franz-go producer cannot be built';
-const javaMissing = !runs('java', ['-version'])
-  ? 'java is not on PATH: the Java producer cannot run'
-  : !existsSync(KAFKA_LIBS) || !readdirSync(KAFKA_LIBS).some((f) => /^kafka-clients-.*\.jar$/.test(f))
-    ? 'no kafka-clients jar in .state/kafka-libs (infra/stack.sh fetches it)'
-    : stackMissing;
+const goMissing = machineSkip(runs('go', ['version']) ? stackMissing : 'go is not on PATH: the franz-go producer cannot be built');
+const javaMissing = machineSkip(
+  !runs('java', ['-version'])
+    ? 'java is not on PATH: the Java producer cannot run'
+    : !existsSync(KAFKA_LIBS) || !readdirSync(KAFKA_LIBS).some((f) => /^kafka-clients-.*\.jar$/.test(f))
+      ? 'no kafka-clients jar in .state/kafka-libs (infra/stack.sh fetches it)'
+      : stackMissing,
+);
 
 const contexts: TestContext[] = [];
 const work = mkdtempSync(`${tmpdir()}/agentledger-producers-`);

@@ -28,6 +28,7 @@ import { kafkaEdges } from '../../src/ingest/group.js';
 import { Ingestor } from '../../src/ingest/ingestor.js';
 import { createKafka, ensureTopics, TOPIC_CONFIG } from '../../src/sources/kafka.js';
 import { runToEnd } from '../support/cli-run.js';
+import { machineSkip } from '../support/skips.js';
 import { query } from '../support/clickhouse.js';
 import { testContext, type TestContext } from '../support/context.js';
 import { chain } from '../support/envelope-chain.js';
@@ -36,7 +37,7 @@ import { services } from '../support/services.js';
 
 const log = createLogger('error');
 const svc = await services();
-const skip = svc.kind !== 'local' ? 'Kafka is not the local stack: its log segments cannot be rewritten from here' : kafkaLogReadable() ? undefined : 'no broker log files under .state/kafka/data';
+const skip = machineSkip(svc.kind !== 'local' ? 'Kafka is not the local stack: its log segments cannot be rewritten from here' : kafkaLogReadable() ? undefined : 'no broker log files under .state/kafka/data');
 
 let ctx: TestContext;
 let topic: string;

@@ -16,9 +16,11 @@ import { DdlTimeoutError } from '../../src/sink/clickhouse/ddl-laggards.js';
 import { migrate } from '../../src/sink/clickhouse/migrate.js';
 import { testContext, type TestContext } from './context.js';
 import { REPO_ROOT, type Credentials } from './services.js';
+import { machineSkip } from './skips.js';
 
 export const CLUSTER_ENABLED = process.env['AGENTLEDGER_TEST_CLUSTER'] === '1';
-export const CLUSTER_SKIP = !CLUSTER_ENABLED && 'set AGENTLEDGER_TEST_CLUSTER=1 to run it (starts the local cluster)';
+/** Off CI, the cluster's tests skip unless asked for; on CI they always run (skips.ts). */
+export const CLUSTER_SKIP = machineSkip(!CLUSTER_ENABLED && 'set AGENTLEDGER_TEST_CLUSTER=1 to run it (starts the local cluster)');
 export const CLUSTER_TEST_USER: Credentials = { user: 'agentledger_test', password: 'agentledger_test' };
 /** HTTP ports of the four servers, by shard. */
 export const SHARDS = [

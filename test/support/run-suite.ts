@@ -20,12 +20,13 @@
  * added to its digest: a CI run keeps nothing else of those logs, and once
  * a cluster file failed in CI with only a timeout to show for it.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readSync, statSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { join } from 'node:path';
 import { REPO_ROOT } from './services.js';
-import { busyShare, cpuSample, TIMES_FILE, timesJson, timesTable, type Times } from './suite-times.js';
+import { laneOf, plan, toStart, type Planned } from './suite-lanes.js';
+import { busyShare, cpuSample, MEASURED_FILE, readTimes, schedulingTimes, TIMES_FILE, timesJson, timesTable, type FileTime, type Times } from './suite-times.js';
 
 const DIST = join(REPO_ROOT, 'dist', 'test');
 const ERROR_LOG = join(REPO_ROOT, '.state', 'clickhouse', 'log', 'clickhouse-server.err.log');
@@ -108,82 +109,210 @@ function logSince(from: number, log = ERROR_LOG): string {
   }
 }
 
-/** Runs `node --test` on `paths`, its output passed through; resolves with its exit code and output. */
-function nodeTest(paths: string[], extra: string[] = []): Promise<{ code: number; output: string }> {
+/** A command's exit code and everything it printed (stdout and stderr together). */
+interface Ran {
+  code: number;
+  output: string;
+}
+
+/**
+ * Runs a command, keeping what it prints: files run side by side, so each
+ * one's output is printed whole when it ends rather than interleaved.
+ */
+function runKept(command: string, args: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<Ran> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--test', '--test-reporter=spec', ...extra, ...paths], {
-      cwd: REPO_ROOT,
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
+    const child = spawn(command, args, { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'], env });
     const chunks: Buffer[] = [];
-    child.stdout.on('data', (chunk: Buffer) => {
-      chunks.push(chunk);
-      process.stdout.write(chunk);
-    });
+    child.stdout.on('data', (chunk: Buffer) => chunks.push(chunk));
+    child.stderr.on('data', (chunk: Buffer) => chunks.push(chunk));
     child.on('error', reject);
     child.on('close', (code, signal) => resolve({ code: code ?? (signal ? 1 : 0), output: Buffer.concat(chunks).toString('utf8') }));
   });
 }
 
-function restartClickHouse(): void {
-  const result = spawnSync('bash', [join(REPO_ROOT, 'infra', 'stack.sh'), 'restart', 'clickhouse'], { stdio: ['ignore', 'inherit', 'inherit'] });
-  if (result.status !== 0) throw new Error(`infra/stack.sh restart clickhouse failed with exit code ${result.status}`);
+/** `node --test` with the spec reporter on `paths`. */
+function nodeTest(paths: readonly string[], extra: readonly string[] = []): Promise<Ran> {
+  return runKept(process.execPath, ['--test', '--test-reporter=spec', ...extra, ...paths]);
+}
+
+function stackSh(...args: string[]): Promise<Ran> {
+  return runKept('bash', [join(REPO_ROOT, 'infra', 'stack.sh'), ...args]);
+}
+
+/**
+ * The checks that need no test services, run beside the unit tests: ESLint
+ * (type-aware), the Go-generated fixtures, and every statement on current
+ * ClickHouse (chdb). AGENTLEDGER_TEST_CHECKS=0 leaves them out (a developer
+ * running one lane).
+ */
+const CHECKS: ReadonlyArray<readonly [string, string, readonly string[]]> = [
+  ['eslint', process.execPath, [join(REPO_ROOT, 'node_modules', 'eslint', 'bin', 'eslint.js'), '.']],
+  // The committed chains are what the Go generator writes; then the franz-go producer's modules (pinned in
+  // go.sum), so producers.test.ts only builds it. Without Go, regen.sh says it skips (CI has Go: infra/stack.sh install).
+  ['go fixtures', 'bash', ['-c', 'bash test/fixtures/envelopes/regen.sh --check && if command -v go >/dev/null; then cd test/fixtures/producers/franz && GOWORK=off GOFLAGS=-buildvcs=false go mod download; fi']],
+  ['chdb', 'bash', [join(REPO_ROOT, 'test', 'modern', 'run.sh')]],
+];
+
+/** How a run is laid out: every file one after another (`serial`, for measuring each alone) or in lanes. */
+type Layout = 'lanes' | 'serial';
+
+/** A file run: what it printed, how long, its CPU share, whether anything ran beside it. */
+interface FileRun extends Ran {
+  name: string;
+  time: FileTime;
 }
 
 async function main(): Promise<number> {
   const started = Date.now();
-  const local = (process.env.AGENTLEDGER_TEST_SERVICES ?? 'local') === 'local' && existsSync(join(REPO_ROOT, '.state', 'clickhouse'));
+  const layout: Layout = process.env['AGENTLEDGER_TEST_LANES'] === 'serial' ? 'serial' : 'lanes';
+  const only = process.env['AGENTLEDGER_TEST_ONLY']?.split(',').map((f) => f.trim()).filter((f) => f !== '');
+  const ci = process.env['CI'] === 'true';
+  const local = (process.env['AGENTLEDGER_TEST_SERVICES'] ?? 'local') === 'local' && existsSync(join(REPO_ROOT, '.state', 'clickhouse'));
+  const withCluster = process.env['AGENTLEDGER_TEST_CLUSTER'] === '1';
   const total: Counts = { tests: 0, pass: 0, fail: 0, skipped: 0, todo: 0 };
-  const add = (c: Counts): void => {
-    for (const key of COUNTED) total[key] += c[key];
-  };
   const failed: string[] = [];
   const digests: string[] = [];
-
   const times: Times = {};
-  const timed = async <T>(name: string, run: () => Promise<T>): Promise<T> => {
+  /** How many things run now: a file measured while another ran is marked so. */
+  let runningNow = 0;
+  const besides = new Set<string>();
+
+  /** Runs `run` as the measured job `name`, printing its output whole, then its seconds. */
+  const timed = async (name: string, run: () => Promise<Ran>): Promise<FileRun> => {
+    runningNow++;
+    if (runningNow > 1) besides.add(name);
     const t0 = Date.now();
     const c0 = cpuSample();
+    console.log(`[test] start ${name}`);
     const result = await run();
-    times[name] = { seconds: (Date.now() - t0) / 1000, cpu: busyShare(c0, cpuSample()), alone: true };
-    return result;
+    runningNow--;
+    if (runningNow > 0) besides.add(name);
+    const time: FileTime = { seconds: (Date.now() - t0) / 1000, cpu: busyShare(c0, cpuSample()), alone: !besides.has(name) };
+    times[name] = time;
+    process.stdout.write(`[test] ── ${name} (${time.seconds.toFixed(1)} s, exit ${result.code})\n${result.output}${result.output.endsWith('\n') || result.output === '' ? '' : '\n'}`);
+    return { ...result, name, time };
   };
-  const unit = await timed('test/unit', () => nodeTest([join(DIST, 'unit')]));
-  add(specCounts(unit.output));
-  if (unit.code !== 0) {
-    failed.push('test/unit');
-    digests.push(`[test] test/unit:\n${failureDigest(unit.output)}`);
-  }
+  const counted = (run: FileRun): void => {
+    const c = specCounts(run.output);
+    for (const key of COUNTED) total[key] += c[key];
+    if (run.code !== 0) {
+      failed.push(run.name);
+      digests.push(`[test] ${run.name}:\n${failureDigest(run.output) || run.output.trim().split('\n').slice(-15).join('\n')}`);
+    }
+  };
+
+  // Beside the unit tests: the checks, and the local cluster coming up.
+  const checks = process.env['AGENTLEDGER_TEST_CHECKS'] === '0' || only !== undefined ? [] : CHECKS.map(([name, cmd, args]) => timed(name, () => runKept(cmd, args)));
+  /** A cluster that was up before the run (a developer's) is left up at the end; one this run started is stopped after its last file. */
+  let clusterWasUp = false;
+  const clusterUp =
+    withCluster && layout === 'lanes'
+      ? timed('cluster up', async () => {
+          clusterWasUp = (await stackSh('status', '--cluster')).code === 0;
+          return stackSh('up', '--cluster');
+        })
+      : undefined;
+  let clusterReady = clusterUp === undefined;
+  let clusterFailed: string | undefined;
+  void clusterUp?.then((r) => {
+    clusterReady = true;
+    if (r.code !== 0) clusterFailed = `infra/stack.sh up --cluster failed (exit ${r.code}):\n${r.output.trim().split('\n').slice(-10).join('\n')}`;
+  });
+  if (only === undefined || only.includes('unit')) counted(await timed('test/unit', () => nodeTest([join(DIST, 'unit')], ['--test-concurrency=2'])));
 
   const dir = join(DIST, 'integration');
   const files = readdirSync(dir)
     .filter((f) => f.endsWith('.test.js'))
+    .map((f) => f.replace(/\.js$/, '.ts'))
+    .filter((f) => only === undefined || only.includes(f) || only.includes(laneOf(f)))
     .sort();
-  for (const [i, file] of files.entries()) {
-    const path = join(dir, file);
-    console.log(`[test] ${i + 1}/${files.length} ${file}`);
+  const measured = schedulingTimes(readTimes(MEASURED_FILE), readTimes(TIMES_FILE));
+  let pending = plan(files, measured);
+  if (layout === 'serial') pending = [...pending].sort((a, b) => a.file.localeCompare(b.file));
+  const running: Planned[] = [];
+  let clickHouseBroken = false;
+  let restarting = false;
+  let clusterDown: Promise<void> | undefined;
+
+  /** One integration file: its run, the server faults ClickHouse logged meanwhile, the cluster's lines if it failed. */
+  const runFile = async (p: Planned): Promise<void> => {
     const from = logEnd();
     const clusterFrom = CLUSTER_LOGS.map(([, log]) => logEnd(log));
-    const run = await timed(`test/integration/${file.replace(/\.js$/, '.ts')}`, () => nodeTest([path], ['--test-timeout=900000']));
+    const beside = running.filter((r) => r !== p).map((r) => r.file);
+    const run = await timed(`test/integration/${p.file}`, () => nodeTest([join(dir, p.file.replace(/\.ts$/, '.js'))], ['--test-timeout=900000']));
+    counted(run);
     const faults = local ? serverFaults(logSince(from)) : [];
     if (faults.length > 0) {
-      failed.push(`test/integration/${file.replace(/\.js$/, '.ts')}: ClickHouse reported a fault of its own while it ran:\n    ${faults.join('\n    ')}`);
-      console.log(`[test] ClickHouse reported a fault of its own during ${file}: restarting it`);
-      restartClickHouse();
+      const also = beside.length === 0 ? '' : ` (beside ${beside.join(', ')})`;
+      failed.push(`test/integration/${p.file}: ClickHouse reported a fault of its own while it ran${also}:\n    ${faults.join('\n    ')}`);
+      clickHouseBroken = true;
     }
-    add(specCounts(run.output));
     if (run.code !== 0) {
-      failed.push(`test/integration/${file.replace(/\.js$/, '.ts')}`);
       const cluster = CLUSTER_LOGS.flatMap(([server, log], n) => serverFaults(logSince(clusterFrom[n] ?? 0, log), 3, CLUSTER_FAULT).map((line) => `  ${server}: ${line}`));
-      const said = cluster.length === 0 ? '' : `\n  the cluster's error logs meanwhile:\n${cluster.join('\n')}`;
-      digests.push(`[test] ${file.replace(/\.js$/, '.ts')}:\n${failureDigest(run.output)}${said}`);
+      if (cluster.length > 0) digests.push(`  the cluster's error logs while ${p.file} ran:\n${cluster.join('\n')}`);
+    }
+  };
+
+  await new Promise<void>((resolve) => {
+    const step = (): void => {
+      if (clusterFailed !== undefined) {
+        failed.push(clusterFailed);
+        clusterFailed = undefined;
+      }
+      if (clickHouseBroken && !restarting && !running.some((r) => r.lane === 'node')) {
+        // A server fault: once nothing of the single-node lane runs, ClickHouse is restarted, so the files after are judged on their own.
+        restarting = true;
+        console.log('[test] ClickHouse reported a fault of its own: restarting it');
+        void stackSh('restart', 'clickhouse').then((r) => {
+          if (r.code !== 0) failed.push(`infra/stack.sh restart clickhouse failed (exit ${r.code}):\n${r.output}`);
+          clickHouseBroken = false;
+          restarting = false;
+          step();
+        });
+      }
+      const next = clickHouseBroken
+        ? []
+        : layout === 'serial'
+          ? running.length === 0 && pending[0] !== undefined && (pending[0].lane === 'node' || clusterReady)
+            ? [pending[0]]
+            : []
+          : toStart({ pending, running, clusterReady });
+      for (const p of next) {
+        pending = pending.filter((q) => q !== p);
+        running.push(p);
+        void runFile(p).then(() => {
+          running.splice(running.indexOf(p), 1);
+          if (p.lane === 'cluster' && !pending.some((q) => q.lane === 'cluster') && clusterUp !== undefined && !clusterWasUp) {
+            clusterDown = timed('cluster down', () => stackSh('down', '--cluster')).then((r) => {
+              if (r.code !== 0) failed.push(`infra/stack.sh down --cluster failed (exit ${r.code})`);
+            });
+          }
+          step();
+        });
+      }
+      if (pending.length === 0 && running.length === 0) resolve();
+    };
+    void clusterUp?.then(step);
+    step();
+  });
+
+  await clusterDown;
+  for (const check of await Promise.all(checks)) {
+    if (check.code !== 0) {
+      failed.push(check.name);
+      digests.push(`[test] ${check.name}:\n${check.output.trim().split('\n').slice(-15).join('\n')}`);
     }
   }
+  if (ci && total.skipped + total.todo > 0) {
+    // On CI a skip or todo is a test that did not prove anything: a missing tool or service must fail, not pass by running less.
+    failed.push(`CI=true: ${total.skipped} skipped and ${total.todo} todo tests (each must run on CI; the files' output above names them)`);
+  }
 
-  console.log(`\n[test] summary: ${COUNTED.map((k) => `${k} ${total[k]}`).join(', ')}; ${files.length} integration files; ${Math.round((Date.now() - started) / 1000)} s`);
+  const seconds = Math.round((Date.now() - started) / 1000);
+  console.log(`\n[test] summary: ${COUNTED.map((k) => `${k} ${total[k]}`).join(', ')}; ${files.length} integration files in ${layout}; ${seconds} s`);
   mkdirSync(dirname(TIMES_FILE), { recursive: true });
   writeFileSync(TIMES_FILE, timesJson(times, new Date()));
-  console.log(`\n[test] every file's wall seconds and the machine's CPU busy share meanwhile, slowest first:\n${timesTable(times)}`);
+  console.log(`\n[test] every file's wall seconds and the machine's CPU busy share meanwhile, slowest first (${TIMES_FILE.slice(REPO_ROOT.length)}):\n${timesTable(times)}`);
   if (digests.length > 0) console.log(`\n[test] what the failing tests said (their files' output above has it whole):\n${digests.join('\n')}\n`);
   for (const f of failed) console.log(`[test] FAILED: ${f}`);
   return failed.length === 0 ? 0 : 1;
