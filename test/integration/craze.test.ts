@@ -190,8 +190,18 @@ test('craze push --follow tails a growing journal and, restarted, sends no line 
   const dir = await mkdtemp(join(tmpdir(), 'craze-follow-'));
   const source = (await journalFiles())[0]!;
   const lines = (await readFile(source, 'utf8')).split('\n').filter((l) => l.length > 0);
-  const parser = new JournalParser();
-  const events = lines.flatMap((l) => parser.line(l)).length;
+  /** The events in the journal's first `n` lines. */
+  const eventsIn = (n: number): number => {
+    const parser = new JournalParser();
+    return lines.slice(0, n).flatMap((l) => parser.line(l)).length;
+  };
+  const events = eventsIn(lines.length);
+  const topic = ctx.config.kafka.topics.craze;
+  /** Waits for the follower to have sent `n` records (the topic exists once it sent its first). */
+  const sent = async (n: number): Promise<void> => {
+    for (let i = 0; i < 1200 && (await recordsOn(ctx, topic).catch(() => 0)) < n; i++) await sleep(50);
+    assert.ok((await recordsOn(ctx, topic)) >= n, `the follower sent ${n} records within a minute`);
+  };
   await mkdir(join(dir, 'slug'));
   const target = join(dir, 'slug', source.split('/').pop()!);
   const state = join(dir, 'state.json');
@@ -200,38 +210,37 @@ test('craze push --follow tails a growing journal and, restarted, sends no line 
 
   const args = ['craze', 'push', dir, '--follow', '--state', state, '--interval-ms', '50'];
   let follower = runCli(args, ctx.env);
-  await sleep(1500);
+  await sent(eventsIn(cut));
   // craze appends; a line arrives in two writes (torn until the second).
   const rest = lines.slice(cut);
   const first = rest.shift()!;
   await appendFile(target, first.slice(0, 20));
+  // The fault itself: the torn line stays on disk for six of the follower's polls (50 ms), none of which may send it.
   await sleep(300);
   await appendFile(target, first.slice(20) + '\n');
   await appendFile(target, rest.slice(0, 3).join('\n') + '\n');
-  await sleep(800);
+  await sent(eventsIn(cut + 4));
   follower.child.kill('SIGKILL');
   await follower.exited;
   await appendFile(target, rest.slice(3).join('\n') + '\n');
   follower = runCli(args, ctx.env);
-  await sleep(2000);
+  await sent(events);
   follower.child.kill('SIGTERM');
   assert.equal(await follower.exited, 0, follower.stderr());
 
   // Every event on the topic once: a second copy would be a wasted redelivery.
   const consumer = createKafka(ctx.config.kafka, log).consumer({ groupId: `${ctx.config.kafka.groupId}.reader` });
   await consumer.connect();
-  await consumer.subscribe({ topic: ctx.config.kafka.topics.craze, fromBeginning: true });
+  await consumer.subscribe({ topic, fromBeginning: true });
+  // Everything the topic holds, a second copy included: its high watermarks count every record (an idempotent producer, no transactions).
+  const onTopic = await recordsOn(ctx, topic);
   const seqs: number[] = [];
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(resolve, 8000);
     consumer
       .run({
         eachMessage: ({ message }) => {
           seqs.push((JSON.parse(message.value?.toString() ?? '{}') as { seq: number }).seq);
-          if (seqs.length >= events) {
-            clearTimeout(timer);
-            setTimeout(resolve, 500);
-          }
+          if (seqs.length >= onTopic) resolve();
           return Promise.resolve();
         },
       })

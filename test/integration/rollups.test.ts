@@ -389,6 +389,17 @@ test('a ForkedFrom, or a grandparent link, stored a sweep after the calls it con
     const r = spawnSync(process.execPath, [BIN, 'rollups', 'sweep'], { env: { PATH: process.env['PATH'] ?? '', ...sweepEnv() }, encoding: 'utf8' });
     assert.equal(r.status, 0, r.stderr);
   };
+  /**
+   * Waits, on the machine's clock as ClickHouse reads it, until every stored
+   * envelope was stamped two whole seconds ago: rows stored from then on
+   * carry stamps past the late window (1 s, counted in whole seconds) of the
+   * ones before, so a sweep of them moves its watermark beyond those.
+   */
+  const pastLateWindow = async (): Promise<void> => {
+    const age = async (): Promise<number> => Number((await query<{ age: string }>(ctx, 'SELECT toString(toUInt32(now()) - toUInt32(max(ingested_at))) AS age FROM envelopes'))[0]?.age);
+    for (let i = 0; i < 100 && (await age()) < 2; i++) await sleep(100);
+    assert.ok((await age()) >= 2, 'the stored envelopes aged past the late window');
+  };
   // A child whose parent is known but not yet its grandparent: its root is its parent until the parent's LoopStarted is stored.
   const child = chain('late-child', [
     ['2026-03-01T09:00:00Z', 'LoopStarted', '{"name":"late-child","parent_id":"late-mid","depth":2}'],
@@ -408,12 +419,12 @@ test('a ForkedFrom, or a grandparent link, stored a sweep after the calls it con
   // Another loop's rows, stored and swept past the late window (1 s here):
   // the sweeps' watermark moves beyond hour 10's rows, so only the fork path
   // can bring hour 10 back.
-  await sleep(2500);
+  await pastLateWindow();
   await produceEnvelopes(ctx, chain('late-other', [['2026-03-01T15:00:00Z', 'ModelCalled', call('8')]]));
   const between = runCli(['ingest', '--no-migrate', '--idle-exit-ms', '2000'], ctx.env);
   assert.equal(await between.exited, 0, between.stderr());
   sweepOnce();
-  await sleep(2500);
+  await pastLateWindow();
   await produceEnvelopes(ctx, [...fork.slice(4), ...mid]);
   const second = runCli(['ingest', '--no-migrate', '--idle-exit-ms', '2000'], ctx.env);
   assert.equal(await second.exited, 0, second.stderr());
