@@ -1,9 +1,13 @@
 /**
- * `npm test`'s test run: the unit tests in one `node --test`, then each
- * integration file in its own, in name order, one at a time (they share the
- * stack). Every file's own spec output is passed through; a summary closes,
- * and under it what each failing file's failing tests said (the assertion,
- * not the stack), where the tail of a CI log shows it.
+ * The suite's run (infra/test.sh, after its one build; `npm test` builds
+ * first): beside the unit tests, ESLint, the Go fixture and chdb checks and
+ * the local cluster's start; then each integration file in its own
+ * `node --test`, in the lanes of suite-lanes.ts (the cluster's files beside
+ * the single-node ones, two single-node files at once where both mostly
+ * wait), each file's output printed whole when it ends. A summary closes:
+ * the counts, every file's wall seconds and CPU share (suite-times.ts),
+ * slowest first, and under it what each failing file's failing tests said
+ * (the assertion, not the stack), where the tail of a CI log shows it.
  *
  * On the local stack, ClickHouse's error log is read after each file. A line
  * there that says the server itself broke (a signal, or a C++ exception
@@ -12,13 +16,15 @@
  * caused by something the suite sent (migration 0017 says how SQL of ours
  * once overran a stack array in 18.16, and the server crashed seconds later or
  * answered bad_weak_ptr to every other query). ClickHouse is then restarted
- * through infra/stack.sh, so the files after it fail, or pass, on their own
- * merits. Nothing is run twice.
+ * through infra/stack.sh once nothing of the single-node lane runs, so the
+ * files after it fail, or pass, on their own merits. Nothing is run twice.
  *
  * When a file fails, the lines of the local cluster's four error logs that
  * say a server part stopped (18.16's DDL worker "Terminating", a signal) are
- * added to its digest: a CI run keeps nothing else of those logs, and once
+ * added to the digest: a CI run keeps nothing else of those logs, and once
  * a cluster file failed in CI with only a timeout to show for it.
+ *
+ * With CI=true a skipped or todo test fails the run (skips.ts).
  */
 import { spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readSync, statSync, writeFileSync } from 'node:fs';
