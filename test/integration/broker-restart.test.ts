@@ -14,7 +14,7 @@ import type { TestContext } from '../support/context.js';
 import { machineSkip } from '../support/skips.js';
 import { assertExactlyOnce, faultTraffic, waitForQuiet, type FaultTraffic } from '../support/fault-traffic.js';
 import { privateKafka, privateKafkaAvailable, type PrivateKafka } from '../support/private-kafka.js';
-import { runCli, sleep, type Running } from '../support/processes.js';
+import { runCli, sleep, within, type Running } from '../support/processes.js';
 
 const skip = machineSkip(!privateKafkaAvailable() && 'needs the local stack (its Kafka jars run a broker of this file)');
 let broker: PrivateKafka | undefined;
@@ -58,7 +58,7 @@ async function restartAt(moment: Moment, signal: 'SIGKILL' | 'SIGTERM', round: n
   if (awayMs > 0) await sleep(awayMs);
   await broker.start();
   if (moment === 'fetch') await traffic.produceRest();
-  const outcome = await Promise.race([run.exited, sleep(BOUND_MS).then(() => 'still running' as const)]);
+  const outcome = await within(run.exited, BOUND_MS, 'still running' as const);
   if (outcome === 'still running') run.child.kill('SIGKILL');
   assert.equal(outcome, 0, `ingest ended by itself after the broker restart (${moment}, ${signal}); restart ${Date.now() - at} ms ago. Its log:\n${run.stderr().slice(-4000)}`);
   await assertExactlyOnce(ctx, expected);

@@ -12,7 +12,7 @@ import { after, test } from 'node:test';
 import type { TestContext } from '../support/context.js';
 import { closedPort } from '../support/cli-run.js';
 import { assertExactlyOnce, faultTraffic, finish, waitForQuiet } from '../support/fault-traffic.js';
-import { runCli, sleep } from '../support/processes.js';
+import { runCli, sleep, within } from '../support/processes.js';
 import { tcpProxy } from '../support/tcp-proxy.js';
 
 const contexts: TestContext[] = [];
@@ -48,7 +48,7 @@ test('no progress while records wait: the watchdog names the stall and exits 1; 
     clock = Math.max(clock, Number(/^agentledger_ingest_seconds_since_progress (\d+)/m.exec(text)?.[1] ?? 0));
     await sleep(100);
   }
-  const code = await Promise.race([run.exited, sleep(60_000).then(() => 'still running' as const)]);
+  const code = await within(run.exited, 60_000, 'still running' as const);
   if (code === 'still running') run.child.kill('SIGKILL');
   proxy.release();
   assert.equal(code, 1, `the watchdog ends a stalled ingest with exit 1:\n${run.stderr().slice(-3000)}`);

@@ -46,6 +46,20 @@ export function runCli(args: string[], env: Record<string, string>): Running {
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /**
+ * `promise`, or `late` once `ms` have passed, whichever comes first. The
+ * timer is cleared when the promise wins: a bound of minutes left running
+ * kept a test file's process alive that long after its last test.
+ */
+export async function within<T, L>(promise: Promise<T>, ms: number, late: L): Promise<T | L> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([promise, new Promise<L>((r) => (timer = setTimeout(() => r(late), ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
  * Waits for a fact: `probe` until it gives something, every 25 ms, failing
  * after `ms` with what was awaited and the last words of `workers`.
  */

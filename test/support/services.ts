@@ -105,7 +105,7 @@ async function dockerReachable(): Promise<boolean> {
     const { getContainerRuntimeClient } = await import('testcontainers');
     await Promise.race([
       getContainerRuntimeClient(),
-      new Promise((_, reject) => setTimeout(() => reject(new Error('timeout')), 10_000)),
+      new Promise((_, reject) => setTimeout(() => reject(new Error('timeout')), 10_000).unref()),
     ]);
     return true;
   } catch {
