@@ -171,6 +171,7 @@ interface FileRun extends Ran {
 
 async function main(): Promise<number> {
   const started = Date.now();
+  const startCpu = cpuSample();
   const layout: Layout = process.env['AGENTLEDGER_TEST_LANES'] === 'serial' ? 'serial' : 'lanes';
   const only = process.env['AGENTLEDGER_TEST_ONLY']?.split(',').map((f) => f.trim()).filter((f) => f !== '');
   const ci = process.env['CI'] === 'true';
@@ -316,7 +317,8 @@ async function main(): Promise<number> {
   }
 
   const seconds = Math.round((Date.now() - started) / 1000);
-  console.log(`\n[test] summary: ${COUNTED.map((k) => `${k} ${total[k]}`).join(', ')}; ${files.length} integration files in ${layout}; ${seconds} s`);
+  const busy = Math.round(busyShare(startCpu, cpuSample()) * 100);
+  console.log(`\n[test] summary: ${COUNTED.map((k) => `${k} ${total[k]}`).join(', ')}; ${files.length} integration files in ${layout}; ${seconds} s, the cores ${busy} % busy`);
   mkdirSync(dirname(TIMES_FILE), { recursive: true });
   writeFileSync(TIMES_FILE, timesJson(times, new Date()));
   console.log(`\n[test] every file's wall seconds and the machine's CPU busy share meanwhile, slowest first (${TIMES_FILE.slice(REPO_ROOT.length)}):\n${timesTable(times)}`);
