@@ -38,15 +38,7 @@ const LINKS = 10;
 const HALF = 5;
 
 const BROKERS = '127.0.0.1:19092,127.0.0.1:19093,127.0.0.1:19094';
-// Every test's database, migrated side by side before the first test (clusterContexts).
-const clusterContext = clusterContexts({
-  cluster_lag: {},
-  cluster_kill: {},
-  cluster_zk: {},
-  cluster_leader: { AGENTLEDGER_KAFKA_BROKERS: BROKERS },
-  cluster_coordinator: { AGENTLEDGER_KAFKA_BROKERS: BROKERS },
-  cluster_group: { AGENTLEDGER_KAFKA_BROKERS: BROKERS, AGENTLEDGER_BATCH_MAX_ROWS: '300', AGENTLEDGER_BATCH_MAX_WAIT_MS: '100' },
-}).make;
+const clusterContext = clusterContexts().make;
 
 /**
  * Once the replicas have fetched: the two of each shard hold the same rows,

@@ -25,8 +25,7 @@ import { CLUSTER_SKIP, clusterContexts } from '../support/cluster.js';
 import { serveEnv, startServe } from '../support/serve.js';
 
 const QUERIES_DIR = fileURLToPath(new URL('../../../src/sink/clickhouse/queries/', import.meta.url));
-// Both tests' databases, migrated side by side before the first test (clusterContexts).
-const clusterContext = clusterContexts({ cluster_queries: {}, cluster_serve: {} }).make;
+const clusterContext = clusterContexts().make;
 
 /** `-- param: NAME TYPE EXAMPLE` lines (TYPE may hold spaces inside parentheses), by name: type and example. */
 function exampleParams(text: string): Map<string, { type: string; example: string }> {

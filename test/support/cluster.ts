@@ -85,49 +85,29 @@ export function useCluster(databases: () => readonly string[]): void {
  * make(), a test context migrated on the cluster (its database on all four
  * servers, the first one's URL, as the tests' user, many small inserts);
  * their topics and groups are dropped at the end, while the cluster is up.
- *
- * `ahead` names the contexts the file's tests will make, with their
- * settings: their databases are migrated side by side before the first
- * test, and make() hands each out. A migration on the cluster is some 130
- * ON CLUSTER statements, each waited for on all four servers (about 50 s
- * alone); several side by side share those waits. They all finish before
- * the first test, so none is under a fault a test provokes (a server or
- * ZooKeeper killed).
  */
-export function clusterContexts(ahead: Readonly<Record<string, Record<string, string>>> = {}): { make(name: string, overrides?: Record<string, string>): Promise<TestContext> } {
+export function clusterContexts(): { make(name: string, overrides?: Record<string, string>): Promise<TestContext> } {
   const contexts: TestContext[] = [];
-  const prepared = new Map<string, Promise<TestContext>>();
   after(async () => {
     for (const ctx of contexts) await ctx.cleanup();
   });
   useCluster(() => contexts.map((c) => c.config.clickhouse.database));
-  const create = async (name: string, overrides: Record<string, string>): Promise<TestContext> => {
-    const ctx = await testContext(name, {
-      AGENTLEDGER_CLICKHOUSE_URL: `http://127.0.0.1:${SHARDS[0][0]}`,
-      AGENTLEDGER_CLICKHOUSE_USER: CLUSTER_TEST_USER.user,
-      AGENTLEDGER_CLICKHOUSE_PASSWORD: CLUSTER_TEST_USER.password,
-      AGENTLEDGER_CLICKHOUSE_CLUSTER: 'agentledger',
-      // Many small inserts, each through the Distributed table to a replica of its shard.
-      AGENTLEDGER_BATCH_MAX_ROWS: '20',
-      AGENTLEDGER_BATCH_MAX_WAIT_MS: '50',
-      AGENTLEDGER_ALERT_EVALUATE_ON_INGEST: 'false',
-      ...overrides,
-    });
-    contexts.push(ctx);
-    await migrateCluster(ctx.config.clickhouse);
-    return ctx;
-  };
-  before(async () => {
-    if (!CLUSTER_ENABLED) return;
-    for (const [name, overrides] of Object.entries(ahead)) prepared.set(name, create(name, overrides));
-    await Promise.all(prepared.values());
-  });
   return {
-    make(name, overrides = {}) {
-      const ready = prepared.get(name);
-      if (ready === undefined) return create(name, overrides);
-      assert.deepEqual(overrides, ahead[name], `the context ${name} was prepared with other settings`);
-      return ready;
+    async make(name, overrides = {}) {
+      const ctx = await testContext(name, {
+        AGENTLEDGER_CLICKHOUSE_URL: `http://127.0.0.1:${SHARDS[0][0]}`,
+        AGENTLEDGER_CLICKHOUSE_USER: CLUSTER_TEST_USER.user,
+        AGENTLEDGER_CLICKHOUSE_PASSWORD: CLUSTER_TEST_USER.password,
+        AGENTLEDGER_CLICKHOUSE_CLUSTER: 'agentledger',
+        // Many small inserts, each through the Distributed table to a replica of its shard.
+        AGENTLEDGER_BATCH_MAX_ROWS: '20',
+        AGENTLEDGER_BATCH_MAX_WAIT_MS: '50',
+        AGENTLEDGER_ALERT_EVALUATE_ON_INGEST: 'false',
+        ...overrides,
+      });
+      contexts.push(ctx);
+      await migrateCluster(ctx.config.clickhouse);
+      return ctx;
     },
   };
 }
