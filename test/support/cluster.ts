@@ -5,7 +5,7 @@
  * = 18125, 18126) as the tests' user.
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before } from 'node:test';
@@ -16,6 +16,7 @@ import { clickhouseErrorCode } from '../../src/sink/clickhouse/client.js';
 import { DdlTimeoutError } from '../../src/sink/clickhouse/ddl-laggards.js';
 import { migrate } from '../../src/sink/clickhouse/migrate.js';
 import { testContext, type TestContext } from './context.js';
+import { CLUSTER_LOGS, logEnd, logSince } from './server-logs.js';
 import { REPO_ROOT, type Credentials } from './services.js';
 import { machineSkip } from './skips.js';
 
@@ -52,13 +53,79 @@ export async function query(port: number, sql: string, database = 'system', who:
 }
 
 /**
+ * The line 18.16 logs when it met its ON CLUSTER race (docs/architecture.md):
+ * two replicas of a shard ran one ALTER task, the second one's mark failed
+ * ("Node exists"), and that server's DDL worker stopped until it restarts.
+ */
+export const DDL_WORKER_STOPPED = /DDLWorker: Unexpected ZooKeeper error: .*Node exists/;
+
+/**
+ * Restarts a cluster server as soon as its error log says its DDL worker
+ * stopped (DDL_WORKER_STOPPED), rather than letting every later ON CLUSTER
+ * statement wait out distributed_ddl_task_timeout (180 s) and fail the test
+ * it happened in. Restarted, the server takes the task it stopped on again,
+ * finds it marked executed for its shard and reports it done, so the
+ * statement waiting for it ends. It reads the logs once a second.
+ */
+class DdlWorkerWatch {
+  /** How many servers it restarted so far. */
+  restarts = 0;
+  private readonly from = CLUSTER_LOGS.map(([, log]) => logEnd(log));
+  private readonly timer = setInterval(() => this.check(), 1000);
+  private restarting: Promise<void> = Promise.resolve();
+  private failure: Error | undefined;
+
+  constructor() {
+    this.timer.unref();
+  }
+
+  private check(): void {
+    CLUSTER_LOGS.forEach(([server, log], n) => {
+      const gained = logSince(this.from[n] ?? 0, log);
+      this.from[n] = logEnd(log);
+      if (!DDL_WORKER_STOPPED.test(gained)) return;
+      this.restarts++;
+      console.log(`# ${server}: its DDL worker stopped on 18.16's ON CLUSTER race ("Node exists" in its error log); restarting it`);
+      this.restarting = this.restarting.then(() => restartServer(server)).catch((err: unknown) => {
+        this.failure ??= err as Error;
+      });
+    });
+  }
+
+  /** Once every restart it began has finished; throws when one failed. */
+  async settled(): Promise<void> {
+    await this.restarting;
+    if (this.failure) throw this.failure;
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    await this.settled();
+  }
+}
+
+/** SIGKILLs a cluster server and starts what of the cluster is down, without blocking the test's event loop. */
+async function restartServer(server: string): Promise<void> {
+  process.kill(clusterPid(server), 'SIGKILL');
+  const child = spawn('bash', [join(REPO_ROOT, 'infra', 'stack.sh'), 'up', '--cluster'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+  const status = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  if (status !== 0) throw new Error(`restarting ${server}: infra/stack.sh up --cluster exited ${status}:\n${out}`);
+}
+
+/** The watch of the cluster file running in this process (useCluster). */
+let ddlWatch: DdlWorkerWatch | undefined;
+
+/**
  * A test file's before and after on the cluster: brings it up (whatever of it
- * is down), and at the end drops `databases()` on each server, then stops
- * the cluster if it was not up before the file. Each server drops its own
- * copy rather than one DROP … ON CLUSTER: that waits in the servers' DDL
- * queues behind every ON CLUSTER statement the file's processes left there,
- * and once in CI it outlasted distributed_ddl_task_timeout (180 s) after the
- * file's tests had passed.
+ * is down) and watches its DDL workers (DdlWorkerWatch), and at the end drops
+ * `databases()` on each server, then stops the cluster if it was not up
+ * before the file. Each server drops its own copy rather than one DROP … ON
+ * CLUSTER: that waits in the servers' DDL queues behind every ON CLUSTER
+ * statement the file's processes left there, and once in CI it outlasted
+ * distributed_ddl_task_timeout (180 s) after the file's tests had passed.
  */
 export function useCluster(databases: () => readonly string[]): void {
   let wasUp = true;
@@ -67,10 +134,13 @@ export function useCluster(databases: () => readonly string[]): void {
     wasUp = stack('status', '--cluster').status === 0;
     const up = stack('up', '--cluster');
     assert.equal(up.status, 0, up.out);
+    ddlWatch = new DdlWorkerWatch();
   });
   after(async () => {
     if (!CLUSTER_ENABLED) return;
     try {
+      await ddlWatch?.stop();
+      ddlWatch = undefined;
       for (const db of databases()) for (const port of SERVERS) await query(port, `DROP DATABASE IF EXISTS ${db}`);
     } finally {
       if (!wasUp) {
@@ -118,24 +188,34 @@ const serverOfHost = (host: string): string => `clickhouse-${Number(host.split('
 
 /**
  * migrate() on the cluster, as an operator does when a server's DDL queue
- * has stopped: the servers named as not running an ON CLUSTER statement
- * are restarted, loudly, and migrate is run again (at most three times). On
- * 18.16 two replicas of a shard can both run one ALTER … ON CLUSTER, and
- * the second one's DDL worker then stops for good (docs/architecture.md);
- * it failed CI on 2026-12-05, in a test about a broker, not about DDL.
+ * has stopped: on 18.16 two replicas of a shard can both run one ALTER … ON
+ * CLUSTER, and the second one's DDL worker then stops for good
+ * (docs/architecture.md); it failed CI on 2026-12-05 and 2026-12-06, in
+ * tests about a broker and about queries, not about DDL. The file's
+ * DdlWorkerWatch restarts such a server within seconds; a migrate that
+ * failed meanwhile (its connection cut, or a host's error) is run again. A
+ * server named as not running an ON CLUSTER statement in time is restarted
+ * the same way. Right after a restart, 18.16 may refuse an ALTER for the
+ * restarted server's shard (code 48) while its replica comes back: that is
+ * waited out. At most five mends, each said in the test's output.
  * test/integration/cluster-migrate.test.ts runs the real migrate without
  * this.
  */
 export async function migrateCluster(settings: TestContext['config']['clickhouse']): Promise<void> {
   for (let mended = 0; ; mended++) {
+    const restarts = ddlWatch?.restarts ?? 0;
     try {
       await migrate(settings, MIGRATIONS_DIR, createLogger('warn'));
+      await ddlWatch?.settled();
       return;
     } catch (err) {
-      if (mended === 3) throw err;
+      if (mended === 5) throw err;
+      await ddlWatch?.settled();
+      if ((ddlWatch?.restarts ?? 0) > restarts) {
+        console.log(`# migrating again after the restart (migrate said: ${String((err as Error).message).split('\n')[0]!.slice(0, 200)})`);
+        continue;
+      }
       if (clickhouseErrorCode(err) === 48 && /Cannot enqueue replicated DDL query/.test(String((err as Error).message))) {
-        // Right after a server of a shard was restarted, 18.16 refuses an ON CLUSTER ALTER for that shard until
-        // the restarted replica has its tables again (code 48): seen once after the restart below. It is waited for.
         console.log('# the cluster refused an ON CLUSTER statement while a restarted replica starts (code 48); migrating again in 5 s');
         await new Promise((r) => setTimeout(r, 5000));
         continue;
@@ -144,10 +224,8 @@ export async function migrateCluster(settings: TestContext['config']['clickhouse
       for (const host of err.unfinished) {
         const server = serverOfHost(host);
         console.log(`# ${server} (${host}) did not run an ON CLUSTER statement: its DDL queue has stopped; restarting it, then migrating again`);
-        process.kill(clusterPid(server), 'SIGKILL');
+        await restartServer(server);
       }
-      const up = stack('up', '--cluster');
-      assert.equal(up.status, 0, up.out);
     }
   }
 }

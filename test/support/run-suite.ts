@@ -27,17 +27,15 @@
  * With CI=true a skipped or todo test fails the run (skips.ts).
  */
 import { spawn } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { join } from 'node:path';
+import { CLUSTER_LOGS, logEnd, logSince } from './server-logs.js';
 import { REPO_ROOT } from './services.js';
 import { laneOf, plan, toStart, type Planned } from './suite-lanes.js';
 import { busyShare, cpuSample, MEASURED_FILE, readTimes, schedulingTimes, TIMES_FILE, timesJson, timesTable, type FileTime, type Times } from './suite-times.js';
 
 const DIST = join(REPO_ROOT, 'dist', 'test');
-const ERROR_LOG = join(REPO_ROOT, '.state', 'clickhouse', 'log', 'clickhouse-server.err.log');
-/** The local cluster's error logs (infra/cluster.sh), by server. */
-const CLUSTER_LOGS = [1, 2, 3, 4].map((n) => [`clickhouse-${n}`, join(REPO_ROOT, '.state', 'cluster', `clickhouse-${n}`, 'log', 'clickhouse-server.err.log')] as const);
 
 /** A line of ClickHouse's error log that says the server itself is broken. */
 export const SERVER_FAULT = /Received signal|Code: 1001\b/;
@@ -93,26 +91,6 @@ export function failureDigest(output: string, max = 2000, width = 240): string {
     digest += `${digest === '' ? '' : '\n'}${line}`;
   }
   return digest;
-}
-
-/** Where an error log ends now (0 when there is none). */
-function logEnd(log = ERROR_LOG): number {
-  return existsSync(log) ? statSync(log).size : 0;
-}
-
-/** What an error log gained since `from` (all of it when it was rotated or recreated). */
-function logSince(from: number, log = ERROR_LOG): string {
-  const end = logEnd(log);
-  const start = end < from ? 0 : from;
-  if (end === start) return '';
-  const fd = openSync(log, 'r');
-  try {
-    const buf = Buffer.alloc(end - start);
-    readSync(fd, buf, 0, buf.length, start);
-    return buf.toString('latin1');
-  } finally {
-    closeSync(fd);
-  }
 }
 
 /** SIGKILLs the process a pid file names (nothing when it is gone). */
