@@ -5,7 +5,7 @@
  * kind content or fatal).
  */
 import type { EachBatchPayload } from 'kafkajs';
-import { asError, failureMessage, TransientError, within } from '../observability/errors.js';
+import { asError, failureMessage, TimeoutError, TransientError, within } from '../observability/errors.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import { failureKind, membershipError } from './failures.js';
@@ -45,9 +45,21 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 export class CoordinatorLost extends TransientError {
   override name = 'CoordinatorLost';
   readonly type = 'NOT_COORDINATOR_FOR_GROUP';
-  constructor(silentMs: number, cause: unknown) {
-    super(`no heartbeat reached the group coordinator for ${silentMs} ms, longer than the session timeout: joining the group again to find its coordinator (${failureMessage(cause)})`, { cause });
+  constructor(silentMs: number, cause: unknown, what = 'no heartbeat reached') {
+    super(`${what} the group coordinator for ${silentMs} ms, longer than the session timeout: joining the group again to find its coordinator (${failureMessage(cause)})`, { cause });
   }
+}
+
+/**
+ * A request to Kafka that got no answer in time, in or behind `err`. Inside
+ * a batch every such request goes to the group's coordinator (the offset
+ * commits, the heartbeat after the work).
+ */
+function kafkaTimeout(err: unknown): TimeoutError | undefined {
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    if (e instanceof TimeoutError && e.from === 'Kafka') return e;
+  }
+  return undefined;
 }
 
 export class BatchRetry {
@@ -79,7 +91,8 @@ export class BatchRetry {
    * one more transient failure, met by the next try. The batch is abandoned
    * when this member lost its partitions (step 5), when kafkajs stopped the
    * runner that gave it (it restarts with a new generation), when no
-   * heartbeat has reached the coordinator for a session timeout
+   * heartbeat has reached the coordinator for a session timeout, or the
+   * coordinator left the batch's requests (its commits) unanswered that long
    * (CoordinatorLost: kafkajs then joins again, which finds the coordinator
    * afresh), or on a failure that retrying cannot fix (reported through
    * onFatal).
@@ -98,6 +111,14 @@ export class BatchRetry {
     const { log, metrics, sessionTimeoutMs } = this.deps;
     const beat = Math.max(500, Math.floor(sessionTimeoutMs / 10));
     let failures = 0;
+    // Since when the coordinator has left this batch's requests unanswered
+    // (an offset commit that timed out), whatever the heartbeats say: kafkajs
+    // 2.2.4 resolves a heartbeat without sending it (no member id while it
+    // joins, or within its interval), and its offset manager sends commits
+    // to the coordinator of the last sync even once that broker is gone. Seen
+    // on the cluster: the coordinator SIGKILLed, a batch's commits timed out
+    // for two minutes while its heartbeats resolved.
+    let unansweredSince: number | undefined;
     if (!this.coordinatorSilent) this.lastBeat = this.now();
     try {
       for (let attempt = 0; ; attempt++) {
@@ -111,10 +132,17 @@ export class BatchRetry {
         }
         for (;;) {
           this.abandonIfLost(failure, isRunning);
+          const timedOut = kafkaTimeout(failure);
+          if (timedOut) unansweredSince ??= this.now() - timedOut.ms;
           const silent = this.now() - this.lastBeat;
           if (silent > sessionTimeoutMs) {
             this.coordinatorSilent = true;
             throw new CoordinatorLost(silent, failure);
+          }
+          const unanswered = unansweredSince === undefined ? 0 : this.now() - unansweredSince;
+          if (unanswered > sessionTimeoutMs) {
+            this.coordinatorSilent = true;
+            throw new CoordinatorLost(unanswered, failure, 'no request of this batch answered by');
           }
           failures++;
           metrics.insertFailures.inc();

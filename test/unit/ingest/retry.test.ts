@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { AgentledgerError } from '../../../src/observability/errors.js';
+import { AgentledgerError, TimeoutError } from '../../../src/observability/errors.js';
 import { createLogger } from '../../../src/observability/logger.js';
 import { createMetrics } from '../../../src/observability/metrics.js';
 import { membershipError } from '../../../src/ingest/failures.js';
@@ -172,6 +172,34 @@ test('no heartbeat reaching the coordinator for longer than the session timeout:
   const again = await retry.untilDone({ heartbeat, isRunning: running }, {}, next.run).catch((e: unknown) => e);
   assert.ok(again instanceof CoordinatorLost);
   assert.equal(next.runs(), 1);
+});
+
+test('offset commits the coordinator leaves unanswered for longer than the session timeout, heartbeats resolving all along: the batch gives up as CoordinatorLost', async () => {
+  const clock = fakeClock();
+  const { retry, seen, heartbeat } = retrier({ clock });
+  // Each commit waits out its 6 s, as kafkajs's offset manager does toward a coordinator that is gone.
+  const w = work(Array.from({ length: 100 }, () => new TimeoutError('ownership check (offset commit)', 'Kafka', 6000)));
+  const commit = async (): Promise<void> => {
+    clock.advance(6_000);
+    await w.run();
+  };
+  const err = await retry.untilDone({ heartbeat, isRunning: running }, {}, commit).catch((e: unknown) => e);
+  assert.ok(err instanceof CoordinatorLost, String(err));
+  assert.equal(membershipError(err), err, 'a lost membership: the buffer is dropped');
+  assert.match(err.message, /^no request of this batch answered by the group coordinator for \d+ ms, longer than the session timeout/);
+  assert.equal(w.runs(), 2, 'the first unanswered commit is retried once; the second ends the batch');
+  assert.ok(seen.heartbeats > 0, 'the heartbeats resolved meanwhile');
+});
+
+test('a ClickHouse call that times out, the coordinator answering: retried, never taken for a lost coordinator', async () => {
+  const clock = fakeClock();
+  const { retry, heartbeat } = retrier({ clock });
+  const w = work(Array.from({ length: 10 }, () => new TimeoutError('insert', 'ClickHouse', 5_000)));
+  await retry.untilDone({ heartbeat, isRunning: running }, {}, async () => {
+    clock.advance(5_000);
+    await w.run();
+  });
+  assert.equal(w.runs(), 11, 'retried through ten timeouts, 50 s and more');
 });
 
 test('failures with heartbeats answered (ClickHouse away, the coordinator fine) are retried for as long as they last, however long', async () => {
