@@ -371,9 +371,10 @@ test(
 
 // kafkajs 2.2.4 keeps heartbeating and committing to the coordinator it
 // cached (tulios/kafkajs#1779): ingest goes on because a batch whose
-// heartbeats have not reached the coordinator for a session timeout gives up
-// as CoordinatorLost (src/ingest/retry.ts), and kafkajs joins again, which
-// finds the new coordinator.
+// heartbeats have not reached the coordinator, or whose commits it left
+// unanswered, for a session timeout gives up as CoordinatorLost
+// (src/ingest/retry.ts), and kafkajs joins again, which finds the new
+// coordinator.
 test('the group coordinator broker SIGKILLed mid-ingest: ingest joins the group again at the new coordinator, every link stored before the broker returns, once, and the replicas agree', { skip, timeout: 900_000 }, async () => {
   await brokerKilled('cluster_coordinator', (_leaders, coordinator) => coordinator, 120_000);
 });
