@@ -10,7 +10,7 @@ import type { Command, CommandContext } from './command.js';
 import { compressionOption, parseOptions, UsageError } from './command.js';
 import { printable } from './terminal.js';
 
-/** Per journal file: how far it has been sent, so a restarted follower resends nothing. */
+/** Per journal file: how far it has been sent (written after the broker's acknowledgement), so a restarted follower resends nothing it recorded. */
 interface FileState {
   /** Bytes of complete lines read, every event of them acknowledged by the broker. */
   offset: number;
@@ -44,7 +44,9 @@ records as sent to its end is not read again.
 Pushing the same files twice is harmless: the consumer drops events it has
 already stored. With --follow it keeps tailing the files as craze appends to
 them (new files included) and remembers in --state how far each file was sent,
-so a restarted follower resends nothing. SIGINT/SIGTERM stop it after the
+so a restarted follower resends nothing it recorded (one killed between the
+broker's acknowledgement and that record resends that last send's events,
+which the consumer drops). SIGINT/SIGTERM stop it after the
 records in flight are acknowledged.
 
 Options:

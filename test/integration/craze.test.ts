@@ -205,6 +205,22 @@ test('craze push --follow tails a growing journal and, restarted, sends no line 
   await mkdir(join(dir, 'slug'));
   const target = join(dir, 'slug', source.split('/').pop()!);
   const state = join(dir, 'state.json');
+  /**
+   * Waits for the follower's state to record the journal's first `n` lines as
+   * sent. It writes its state once the broker acknowledged those lines'
+   * records: a SIGKILL between that acknowledgement and the write resends
+   * them (harmless: ingest drops events it stored), so the kill below waits
+   * for the write, which is the promise under test.
+   */
+  const saved = async (n: number): Promise<void> => {
+    const bytes = Buffer.byteLength(lines.slice(0, n).join('\n') + '\n');
+    const offset = async (): Promise<number> => {
+      const text = await readFile(state, 'utf8').catch(() => '{}');
+      return Math.max(0, ...Object.values(JSON.parse(text) as Record<string, { offset: number }>).map((f) => f.offset));
+    };
+    for (let i = 0; i < 1200 && (await offset()) < bytes; i++) await sleep(50);
+    assert.ok((await offset()) >= bytes, `the follower recorded ${n} lines as sent within a minute`);
+  };
   const cut = Math.floor(lines.length / 2);
   await writeFile(target, lines.slice(0, cut).join('\n') + '\n');
 
@@ -220,6 +236,7 @@ test('craze push --follow tails a growing journal and, restarted, sends no line 
   await appendFile(target, first.slice(20) + '\n');
   await appendFile(target, rest.slice(0, 3).join('\n') + '\n');
   await sent(eventsIn(cut + 4));
+  await saved(cut + 4);
   follower.child.kill('SIGKILL');
   await follower.exited;
   await appendFile(target, rest.slice(3).join('\n') + '\n');
