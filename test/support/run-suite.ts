@@ -136,15 +136,21 @@ function stackSh(...args: string[]): Promise<Ran> {
  * The checks that need no test services, run beside the unit tests: ESLint
  * (type-aware), the Go-generated fixtures, and every statement on current
  * ClickHouse (chdb). AGENTLEDGER_TEST_CHECKS=0 leaves them out (a developer
- * running one lane).
+ * running one lane). ESLint and chdb take a core each for a minute or more
+ * and nothing waits for them until the end, so they run at the lowest
+ * priority (nice 19): on 2026-12-07 beside the unit tests at the same
+ * priority they held the unit tests, which every integration file waits
+ * for, at 70–85 s, where the unit tests alone take about 45 s; niced, they
+ * take the CPU the files that mostly wait leave idle.
  */
+const NICE = ['nice', '-n', '19'] as const;
 const CHECKS: ReadonlyArray<readonly [string, string, readonly string[]]> = [
-  ['eslint', process.execPath, [join(REPO_ROOT, 'node_modules', 'eslint', 'bin', 'eslint.js'), '.']],
+  ['eslint', NICE[0], [...NICE.slice(1), process.execPath, join(REPO_ROOT, 'node_modules', 'eslint', 'bin', 'eslint.js'), '.']],
   // The committed chains are what the Go generator writes; then the franz-go producer built once into Go's
   // build cache (its modules pinned in go.sum), so producers.test.ts's own build of it takes a second, not a
   // minute of both cores beside other files. Without Go, regen.sh skips, or fails on CI.
   ['go fixtures', 'bash', ['-c', 'bash test/fixtures/envelopes/regen.sh --check && if command -v go >/dev/null; then cd test/fixtures/producers/franz && GOWORK=off GOFLAGS="-buildvcs=false -mod=readonly" go build -o /dev/null .; fi']],
-  ['chdb', 'bash', [join(REPO_ROOT, 'test', 'modern', 'run.sh')]],
+  ['chdb', NICE[0], [...NICE.slice(1), 'bash', join(REPO_ROOT, 'test', 'modern', 'run.sh')]],
 ];
 
 /** How a run is laid out: every file one after another (`serial`, for measuring each alone) or in lanes. */
