@@ -5,7 +5,7 @@
  * = 18125, 18126) as the tests' user.
  */
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before } from 'node:test';
@@ -15,6 +15,7 @@ import { createLogger } from '../../src/observability/logger.js';
 import { clickhouseErrorCode } from '../../src/sink/clickhouse/client.js';
 import { DdlTimeoutError } from '../../src/sink/clickhouse/ddl-laggards.js';
 import { migrate } from '../../src/sink/clickhouse/migrate.js';
+import { clusterPidFile, restartClusterServers } from './cluster-restart.js';
 import { testContext, type TestContext } from './context.js';
 import { CLUSTER_LOGS, logEnd, logSince } from './server-logs.js';
 import { REPO_ROOT, type Credentials } from './services.js';
@@ -39,8 +40,7 @@ export function stack(...args: string[]): { status: number | null; out: string }
 
 /** The pid a service of the local cluster wrote (infra/cluster.sh): `clickhouse-N`, `kafka-N` or `zookeeper`. */
 export function clusterPid(service: string): number {
-  const file = service.startsWith('clickhouse') ? 'clickhouse.pid' : service.startsWith('kafka') ? 'kafka.pid' : 'zookeeper.pid';
-  return Number(readFileSync(join(REPO_ROOT, '.state', 'cluster', service, file), 'utf8').trim());
+  return Number(readFileSync(clusterPidFile(service), 'utf8').trim());
 }
 
 /** The trimmed answer of one server to `sql` in `database`; a refusal throws with the port and ClickHouse's text. */
@@ -60,23 +60,34 @@ export async function query(port: number, sql: string, database = 'system', who:
 export const DDL_WORKER_STOPPED = /DDLWorker: Unexpected ZooKeeper error: .*Node exists/;
 
 /**
- * Restarts a cluster server as soon as its error log says its DDL worker
- * stopped (DDL_WORKER_STOPPED), rather than letting every later ON CLUSTER
+ * Watches the cluster's error logs for DDL_WORKER_STOPPED while a migrate
+ * runs (during()), once before it and then once a second, and restarts a
+ * server that logged it, rather than letting every later ON CLUSTER
  * statement wait out distributed_ddl_task_timeout (180 s) and fail the test
  * it happened in. Restarted, the server takes the task it stopped on again,
  * finds it marked executed for its shard and reports it done, so the
- * statement waiting for it ends. It reads the logs once a second.
+ * statement waiting for it ends. It reads from where the file began, so a
+ * worker that stopped during an earlier test of the file is restarted before
+ * the next migrate; it never restarts a server while a test runs (a command
+ * of the test, such as a rollup sweep, would be cut). A worker that stops
+ * during a file's last test is restarted by run-suite before the next file.
  */
 class DdlWorkerWatch {
   /** How many servers it restarted so far. */
   restarts = 0;
   private readonly from = CLUSTER_LOGS.map(([, log]) => logEnd(log));
-  private readonly timer = setInterval(() => this.check(), 1000);
   private restarting: Promise<void> = Promise.resolve();
   private failure: Error | undefined;
 
-  constructor() {
-    this.timer.unref();
+  /** `work`, with the logs read before it and once a second while it runs. */
+  async during<T>(work: () => Promise<T>): Promise<T> {
+    this.check();
+    const timer = setInterval(() => this.check(), 1000);
+    try {
+      return await work();
+    } finally {
+      clearInterval(timer);
+    }
   }
 
   private check(): void {
@@ -86,33 +97,36 @@ class DdlWorkerWatch {
       if (!DDL_WORKER_STOPPED.test(gained)) return;
       this.restarts++;
       console.log(`# ${server}: its DDL worker stopped on 18.16's ON CLUSTER race ("Node exists" in its error log); restarting it`);
-      this.restarting = this.restarting.then(() => restartServer(server)).catch((err: unknown) => {
+      this.restarting = this.restarting.then(() => restartClusterServers([server])).then(replicasWritable).catch((err: unknown) => {
         this.failure ??= err as Error;
       });
     });
   }
 
-  /** Once every restart it began has finished; throws when one failed. */
+  /** Once every restart it began has finished and the cluster's replicas take writes again; throws when one failed. */
   async settled(): Promise<void> {
     await this.restarting;
     if (this.failure) throw this.failure;
   }
-
-  async stop(): Promise<void> {
-    clearInterval(this.timer);
-    await this.settled();
-  }
 }
 
-/** SIGKILLs a cluster server and starts what of the cluster is down, without blocking the test's event loop. */
-async function restartServer(server: string): Promise<void> {
-  process.kill(clusterPid(server), 'SIGKILL');
-  const child = spawn('bash', [join(REPO_ROOT, 'infra', 'stack.sh'), 'up', '--cluster'], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-  const status = await new Promise<number | null>((resolve) => child.on('close', resolve));
-  if (status !== 0) throw new Error(`restarting ${server}: infra/stack.sh up --cluster exited ${status}:\n${out}`);
+/**
+ * Until no replicated table on any server is read-only. A server killed
+ * while it held its shard's lock of a DDL task (or its replicas' is_active
+ * nodes) keeps them, through its old ZooKeeper session, until that session
+ * expires; meanwhile its restarted tables are read-only and the other
+ * replica cannot take the task's lock (18.16 then answers code 48, "Cannot
+ * enqueue replicated DDL query"). Bounded at 60 s, past which the migrate's
+ * own error says what is wrong.
+ */
+async function replicasWritable(): Promise<void> {
+  const readOnly = async (): Promise<number> => {
+    let n = 0;
+    for (const port of SERVERS) n += Number(await query(port, 'SELECT count() FROM system.replicas WHERE is_readonly OR is_session_expired').catch(() => '1'));
+    return n;
+  };
+  const deadline = Date.now() + 60_000;
+  while ((await readOnly()) > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250));
 }
 
 /** The watch of the cluster file running in this process (useCluster). */
@@ -120,7 +134,7 @@ let ddlWatch: DdlWorkerWatch | undefined;
 
 /**
  * A test file's before and after on the cluster: brings it up (whatever of it
- * is down) and watches its DDL workers (DdlWorkerWatch), and at the end drops
+ * is down) and reads its DDL workers' logs from here on (DdlWorkerWatch), and at the end drops
  * `databases()` on each server, then stops the cluster if it was not up
  * before the file. Each server drops its own copy rather than one DROP … ON
  * CLUSTER: that waits in the servers' DDL queues behind every ON CLUSTER
@@ -139,7 +153,7 @@ export function useCluster(databases: () => readonly string[]): void {
   after(async () => {
     if (!CLUSTER_ENABLED) return;
     try {
-      await ddlWatch?.stop();
+      await ddlWatch?.settled();
       ddlWatch = undefined;
       for (const db of databases()) for (const port of SERVERS) await query(port, `DROP DATABASE IF EXISTS ${db}`);
     } finally {
@@ -192,46 +206,51 @@ const serverOfHost = (host: string): string => `clickhouse-${Number(host.split('
  * CLUSTER, and the second one's DDL worker then stops for good
  * (docs/architecture.md); it failed CI on 2026-12-05 and 2026-12-06, in
  * tests about a broker and about queries, not about DDL. The file's
- * DdlWorkerWatch restarts such a server within seconds; a migrate that
- * failed meanwhile (its connection cut, or a host's error) is run again. A
- * server named as not running an ON CLUSTER statement in time is restarted
- * the same way. Right after a restart, 18.16 may refuse an ALTER for the
- * restarted server's shard (code 48) while its replica comes back: that is
- * waited out. At most five mends, each said in the test's output.
+ * DdlWorkerWatch, read while this runs, restarts such a server within
+ * seconds; a migrate that failed meanwhile (its connection cut, or a host's
+ * error) is run again. A server named as not running an ON CLUSTER
+ * statement in time is restarted the same way. Right after a restart, 18.16
+ * may refuse an ALTER for the restarted server's shard (code 48) while its
+ * old ZooKeeper session lives: the next try waits until no replica is
+ * read-only (replicasWritable). At most five mends, each said in the test's
+ * output.
  * test/integration/cluster-migrate.test.ts runs the real migrate without
  * this.
  */
 export async function migrateCluster(settings: TestContext['config']['clickhouse']): Promise<void> {
-  for (let mended = 0; ; mended++) {
-    const restarts = ddlWatch?.restarts ?? 0;
-    try {
-      // A try after a mend breaks the migration lock at once: only this
-      // process migrates this test's database, and its failed try may have
-      // left the lock behind (its release met the restarted server), which a
-      // live run's ten minutes of staleness would make the next try wait out.
-      await migrate(settings, MIGRATIONS_DIR, createLogger('warn'), mended === 0 ? {} : { lock: { staleMs: 0 } });
-      await ddlWatch?.settled();
-      return;
-    } catch (err) {
-      if (mended === 5) throw err;
-      await ddlWatch?.settled();
-      if ((ddlWatch?.restarts ?? 0) > restarts) {
-        console.log(`# migrating again after the restart (migrate said: ${String((err as Error).message).split('\n')[0]!.slice(0, 200)})`);
-        continue;
-      }
-      if (clickhouseErrorCode(err) === 48 && /Cannot enqueue replicated DDL query/.test(String((err as Error).message))) {
-        console.log('# the cluster refused an ON CLUSTER statement while a restarted replica starts (code 48); migrating again in 5 s');
-        await new Promise((r) => setTimeout(r, 5000));
-        continue;
-      }
-      if (!(err instanceof DdlTimeoutError)) throw err;
-      for (const host of err.unfinished) {
-        const server = serverOfHost(host);
-        console.log(`# ${server} (${host}) did not run an ON CLUSTER statement: its DDL queue has stopped; restarting it, then migrating again`);
-        await restartServer(server);
+  const watch = (ddlWatch ??= new DdlWorkerWatch());
+  await watch.during(async () => {
+    await watch.settled();
+    for (let mended = 0; ; mended++) {
+      const restarts = watch.restarts;
+      try {
+        // A try after a mend breaks the migration lock at once: only this
+        // process migrates this test's database, and its failed try may have
+        // left the lock behind (its release met the restarted server), which a
+        // live run's ten minutes of staleness would make the next try wait out.
+        await migrate(settings, MIGRATIONS_DIR, createLogger('warn'), mended === 0 ? {} : { lock: { staleMs: 0 } });
+        await watch.settled();
+        return;
+      } catch (err) {
+        if (mended === 5) throw err;
+        await watch.settled();
+        if (watch.restarts > restarts) {
+          console.log(`# migrating again after the restart (migrate said: ${String((err as Error).message).split('\n')[0]!.slice(0, 200)})`);
+          continue;
+        }
+        if (clickhouseErrorCode(err) === 48 && /Cannot enqueue replicated DDL query/.test(String((err as Error).message))) {
+          console.log('# the cluster refused an ON CLUSTER statement while a restarted replica starts (code 48); migrating again once its replicas take writes');
+          await replicasWritable();
+          continue;
+        }
+        if (!(err instanceof DdlTimeoutError)) throw err;
+        const servers = err.unfinished.map(serverOfHost);
+        console.log(`# ${servers.join(', ')} (${err.unfinished.join(', ')}) did not run an ON CLUSTER statement: a stopped DDL queue; restarting, then migrating again`);
+        await restartClusterServers(servers);
+        await replicasWritable();
       }
     }
-  }
+  });
 }
 
 /** Per loop and verdict on one server: loop, verdict, rows, highest seq. */

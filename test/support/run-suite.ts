@@ -27,9 +27,10 @@
  * With CI=true a skipped or todo test fails the run (skips.ts).
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { join } from 'node:path';
+import { restartClusterServers } from './cluster-restart.js';
 import { CLUSTER_LOGS, logEnd, logSince } from './server-logs.js';
 import { REPO_ROOT } from './services.js';
 import { laneOf, plan, toStart, type Planned } from './suite-lanes.js';
@@ -91,15 +92,6 @@ export function failureDigest(output: string, max = 2000, width = 240): string {
     digest += `${digest === '' ? '' : '\n'}${line}`;
   }
   return digest;
-}
-
-/** SIGKILLs the process a pid file names (nothing when it is gone). */
-function killPidFile(file: string): void {
-  try {
-    process.kill(Number(readFileSync(file, 'utf8').trim()), 'SIGKILL');
-  } catch {
-    // Already gone: `up --cluster` starts it.
-  }
 }
 
 /** A command's exit code and everything it printed (stdout and stderr together). */
@@ -258,9 +250,7 @@ async function main(): Promise<number> {
       // tells an operator to, and said so.
       const names = stopped.map(([server]) => server);
       console.log(`[test] ${names.join(', ')} logged a stopped part (${p.file}): restarting ${names.length === 1 ? 'it' : 'them'} before the next cluster file`);
-      for (const server of names) killPidFile(join(REPO_ROOT, '.state', 'cluster', server, 'clickhouse.pid'));
-      const up = await stackSh('up', '--cluster');
-      if (up.code !== 0) failed.push(`infra/stack.sh up --cluster after restarting ${names.join(', ')} failed (exit ${up.code}):\n${up.output.trim().split('\n').slice(-10).join('\n')}`);
+      await restartClusterServers(names).catch((err: unknown) => failed.push((err as Error).message));
     }
   };
 
