@@ -77,22 +77,35 @@ async function assertEveryReplica(db: string, loops: number, perChain: number, v
 async function faultDuringIngest(ctx: TestContext, total: number, fault: () => Promise<{ said: string; endedAt: number; ended: string }>): Promise<void> {
   const db = ctx.config.clickhouse.database;
   const stored = async (): Promise<number> => Number(await query(FIRST, 'SELECT count() FROM envelopes SETTINGS prefer_localhost_replica = 0', db));
-  const run = runCli(['ingest', '--no-migrate'], ctx.env);
+  // At info, so a failure shows what ingest did last (its joins, its progress, a retry that succeeded).
+  const run = runCli(['ingest', '--no-migrate'], { ...ctx.env, AGENTLEDGER_LOG_LEVEL: 'info' });
   try {
     await until('the first rows stored', 120_000, async () => (Number(await query(FIRST, 'SELECT count() FROM envelopes_local', db)) > 0 ? true : undefined), [run]);
-    // A failure says what ingest said last: CI keeps only the test's output.
-    const told = (err: unknown): Error => new Error(`${(err as Error).message}\n--- ingest's last lines:\n${run.stderr().slice(-6000)}`, { cause: err });
-    const { said, endedAt, ended } = await fault().catch((err: unknown) => {
-      throw told(err);
+    // A failure says what ingest said last and where the rows are: CI keeps only the test's output.
+    const told = async (err: unknown): Promise<Error> =>
+      new Error(`${(err as Error).message}\n--- the replicas now:\n${await replicaStates(db)}\n--- ingest's last lines:\n${run.stderr().slice(-6000)}`, { cause: err });
+    const { said, endedAt, ended } = await fault().catch(async (err: unknown) => {
+      throw await told(err);
     });
-    await until('every link stored', 240_000, async () => ((await stored()) >= total ? true : undefined), [run]).catch((err: unknown) => {
-      throw told(err);
+    await until('every link stored', 240_000, async () => ((await stored()) >= total ? true : undefined), [run]).catch(async (err: unknown) => {
+      throw await told(err);
     });
     console.log(`${said}; every link stored ${((Date.now() - endedAt) / 1000).toFixed(1)} s after ${ended}`);
   } finally {
     run.child.kill('SIGTERM');
     assert.equal(await run.exited, 0, run.stderr().slice(-3000));
   }
+}
+
+/** Per server: its rows in `envelopes_local` and its replicas' state (read-only, session expired, queue, delay), or why it did not answer. */
+async function replicaStates(db: string): Promise<string> {
+  const lines: string[] = [];
+  for (const port of SERVERS) {
+    const rows = await query(port, 'SELECT count() FROM envelopes_local', db).catch((err: unknown) => String(err).slice(0, 200));
+    const replicas = await query(port, `SELECT table, is_readonly, is_session_expired, queue_size, inserts_in_queue, absolute_delay FROM system.replicas WHERE database = '${db}' FORMAT TSV`).catch((err: unknown) => String(err).slice(0, 200));
+    lines.push(`  :${port} envelopes_local ${rows}; table, read-only, session expired, queue, inserts queued, delay s:\n    ${replicas.split('\n').join('\n    ')}`);
+  }
+  return lines.join('\n');
 }
 
 /** Starts again whatever of the cluster is down, which must include `service`. */

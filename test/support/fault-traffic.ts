@@ -66,15 +66,15 @@ export async function finish(ctx: TestContext, overrides: Record<string, string>
   assert.equal(await last.exited, 0, last.stderr());
 }
 
-/** Waits until the context's envelopes table holds at least `atLeast` rows (30 s at most). */
-export async function waitForRows(ctx: TestContext, atLeast: number): Promise<number> {
-  for (let i = 0; i < 300; i++) {
+/** Waits until the context's envelopes table holds at least `atLeast` rows (`seconds` at most, 30 unless told). */
+export async function waitForRows(ctx: TestContext, atLeast: number, seconds = 30): Promise<number> {
+  for (let i = 0; i < seconds * 10; i++) {
     const [r] = await query<{ n: string }>(ctx, 'SELECT count() AS n FROM envelopes').catch(() => [{ n: '0' }]);
     const n = Number(r?.n ?? 0);
     if (n >= atLeast) return n;
     await sleep(100);
   }
-  throw new Error(`fewer than ${atLeast} rows after 30 s`);
+  throw new Error(`fewer than ${atLeast} rows after ${seconds} s`);
 }
 
 /** Waits until the context's envelopes table holds rows and its count has held still for 1.5 s: what was produced so far is stored. */
