@@ -211,7 +211,9 @@ async function main(): Promise<number> {
     clusterReady = true;
     if (r.code !== 0) clusterFailed = `infra/stack.sh up --cluster failed (exit ${r.code}):\n${r.output.trim().split('\n').slice(-10).join('\n')}`;
   });
-  if (only === undefined || only.includes('unit')) counted(await timed('test/unit', () => nodeTest([join(DIST, 'unit')], ['--test-concurrency=2'])));
+  // The lanes start while the unit tests run (toStart lets only the files that may run beside them begin).
+  let unitRunning = only === undefined || only.includes('unit');
+  const unit = unitRunning ? timed('test/unit', () => nodeTest([join(DIST, 'unit')], ['--test-concurrency=2'])) : undefined;
 
   const dir = join(DIST, 'integration');
   const files = readdirSync(dir)
@@ -274,10 +276,10 @@ async function main(): Promise<number> {
       const next = clickHouseBroken
         ? []
         : layout === 'serial'
-          ? running.length === 0 && pending[0] !== undefined && (pending[0].lane === 'node' || clusterReady)
+          ? running.length === 0 && !unitRunning && pending[0] !== undefined && (pending[0].lane === 'node' || clusterReady)
             ? [pending[0]]
             : []
-          : toStart({ pending, running, clusterReady });
+          : toStart({ pending, running, clusterReady, unitRunning });
       for (const p of next) {
         pending = pending.filter((q) => q !== p);
         running.push(p);
@@ -291,9 +293,14 @@ async function main(): Promise<number> {
           step();
         });
       }
-      if (pending.length === 0 && running.length === 0) resolve();
+      if (pending.length === 0 && running.length === 0 && !unitRunning) resolve();
     };
     void clusterUp?.then(step);
+    void unit?.then((r) => {
+      counted(r);
+      unitRunning = false;
+      step();
+    });
     step();
   });
 

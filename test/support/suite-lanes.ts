@@ -23,6 +23,11 @@ export type Lane = 'cluster' | 'node';
 export interface Alone {
   readonly why: string;
   readonly notBeside?: readonly string[];
+  /**
+   * It may run while the unit tests do: they use no service and it asserts
+   * no timing (the files that assert how fast something happens may not).
+   */
+  readonly besideUnit?: boolean;
 }
 
 /**
@@ -36,14 +41,16 @@ export const ALONE: Readonly<Record<string, Alone>> = {
     why: "stops and starts the stack's ClickHouse server",
     // Its last test runs `serve` and `worker` against the single-node server.
     notBeside: ['cluster-queries.test.ts'],
+    besideUnit: true,
   },
   'alerts.test.ts': {
     why: "restarts the stack's Redis",
     // Its workers keep their leases and queues in the stack's Redis.
     notBeside: ['cluster-workers.test.ts', 'cluster-queries.test.ts'],
+    besideUnit: true,
   },
-  'least-privilege.test.ts': { why: 'creates users and grants on the shared `agentledger` database and reads it as the dashboard user' },
-  'grafana-dashboard.test.ts': { why: 'migrates the shared `agentledger` database and reads it as the dashboard user' },
+  'least-privilege.test.ts': { why: 'creates users and grants on the shared `agentledger` database and reads it as the dashboard user', besideUnit: true },
+  'grafana-dashboard.test.ts': { why: 'migrates the shared `agentledger` database and reads it as the dashboard user', besideUnit: true },
   'worker-stop.test.ts': { why: 'asserts a stop within its grace and an alert within seconds of its envelope' },
   'worker-rolling.test.ts': { why: 'asserts each rolling stop within its grace' },
   'ingest-stall.test.ts': { why: "asserts the stall watchdog's timing against ClickHouse held back by a proxy" },
@@ -106,6 +113,8 @@ export interface LaneState {
   readonly pending: readonly Planned[];
   readonly running: readonly Planned[];
   readonly clusterReady: boolean;
+  /** The unit tests run now (they take both cores): only an ALONE file that may run beside them starts. */
+  readonly unitRunning?: boolean;
 }
 
 /**
@@ -115,9 +124,16 @@ export interface LaneState {
  * otherwise the first file that fits the CPU budget beside what runs. A
  * lane with nothing running always takes its next file, whatever it costs.
  * While an ALONE file waits for the lane to empty, nothing else starts in
- * it, so it is not starved.
+ * it, so it is not starved. While the unit tests run, only the ALONE files
+ * that may run beside them start, one at a time: those would otherwise run
+ * with the single-node lane to themselves after the unit tests, so each
+ * second they run beside them is a second off the lane.
  */
 export function toStart(state: LaneState): Planned[] {
+  if (state.unitRunning === true) {
+    const first = state.pending.find((p) => p.lane === 'node' && p.alone?.besideUnit === true);
+    return first !== undefined && !state.running.some((r) => r.lane === 'node') ? [first] : [];
+  }
   const running = [...state.running];
   const started: Planned[] = [];
   const blocks = (cluster: Planned): boolean => running.some((r) => r.alone?.notBeside?.includes(cluster.file) === true);

@@ -76,6 +76,21 @@ test('toStart: two single-node files side by side only within the CPU budget, co
   assert.deepEqual(toStart({ pending: [get('cluster-faults.test.ts')], running: [], clusterReady: false }), []);
 });
 
+test('toStart while the unit tests run: only an ALONE file that may run beside them, one at a time; no cluster file, no other file', () => {
+  const p = byName(plan(files, times));
+  const get = (f: string): Planned => p.get(f) ?? assert.fail(f);
+  const all = plan(files, times);
+  assert.deepEqual(toStart({ pending: all, running: [], clusterReady: true, unitRunning: true }).map((f) => f.file), ['envelope-faults.test.ts']);
+  assert.deepEqual(toStart({ pending: all.filter((f) => f.file !== 'envelope-faults.test.ts'), running: [get('envelope-faults.test.ts')], clusterReady: true, unitRunning: true }), []);
+  // A file that asserts timing waits for the unit tests, and so does every plain file.
+  const timing: Planned = { file: 'worker-stop.test.ts', lane: 'node', seconds: 30, cpu: 0.5, alone: ALONE['worker-stop.test.ts']! };
+  assert.equal(timing.alone?.besideUnit, undefined);
+  assert.deepEqual(toStart({ pending: [timing, get('a-wait.test.ts')], running: [], clusterReady: true, unitRunning: true }), []);
+  assert.deepEqual(toStart({ pending: [timing, get('a-wait.test.ts')], running: [], clusterReady: true, unitRunning: false }).map((f) => f.file), ['worker-stop.test.ts']);
+  // Every ALONE file either asserts timing or may run beside the unit tests, and the timing ones may not.
+  for (const [file, alone] of Object.entries(ALONE)) assert.equal(alone.besideUnit === true, !/^asserts /.test(alone.why), file);
+});
+
 test('/proc/stat: busy and total jiffies (idle and iowait are not busy), and the share between two samples', () => {
   const a = parseCpuLine('cpu  100 0 50 800 50 0 0 0 0 0\ncpu0 1 2 3 4');
   assert.deepEqual(a, { busy: 150, total: 1000 });
