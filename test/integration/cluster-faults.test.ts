@@ -97,12 +97,12 @@ async function faultDuringIngest(ctx: TestContext, total: number, fault: () => P
   }
 }
 
-/** Per server: its rows in `envelopes_local` and its replicas' state (read-only, session expired, queue, delay), or why it did not answer. */
+/** Per server: its rows in `envelopes_local` and the state of its two tables ingest writes (read-only, session expired, queue, delay), or why it did not answer. */
 async function replicaStates(db: string): Promise<string> {
   const lines: string[] = [];
   for (const port of SERVERS) {
     const rows = await query(port, 'SELECT count() FROM envelopes_local', db).catch((err: unknown) => String(err).slice(0, 200));
-    const replicas = await query(port, `SELECT table, is_readonly, is_session_expired, queue_size, inserts_in_queue, absolute_delay FROM system.replicas WHERE database = '${db}' FORMAT TSV`).catch((err: unknown) => String(err).slice(0, 200));
+    const replicas = await query(port, `SELECT table, is_readonly, is_session_expired, queue_size, inserts_in_queue, absolute_delay FROM system.replicas WHERE database = '${db}' AND table IN ('envelopes_local', 'loop_heads_local') FORMAT TSV`).catch((err: unknown) => String(err).slice(0, 200));
     lines.push(`  :${port} envelopes_local ${rows}; table, read-only, session expired, queue, inserts queued, delay s:\n    ${replicas.split('\n').join('\n    ')}`);
   }
   return lines.join('\n');

@@ -43,10 +43,21 @@ export function clusterPid(service: string): number {
   return Number(readFileSync(clusterPidFile(service), 'utf8').trim());
 }
 
-/** The trimmed answer of one server to `sql` in `database`; a refusal throws with the port and ClickHouse's text. */
+/**
+ * The trimmed answer of one server to `sql` in `database`; a refusal throws
+ * with the port and ClickHouse's text. A read is sent again once when the
+ * connection closed under it: fetch reuses a kept-alive socket the server
+ * may be closing at that instant ("other side closed", which failed a
+ * cluster-faults test's count in a suite run on 2026-12-07).
+ */
 export async function query(port: number, sql: string, database = 'system', who: Credentials = CLUSTER_TEST_USER): Promise<string> {
   const url = `http://127.0.0.1:${port}/?database=${database}&user=${encodeURIComponent(who.user)}&password=${encodeURIComponent(who.password)}`;
-  const res = await fetch(url, { method: 'POST', body: sql });
+  const send = (): Promise<Response> => fetch(url, { method: 'POST', body: sql });
+  const read = /^\s*(SELECT|SHOW|EXISTS|DESCRIBE)\b/i.test(sql);
+  const res = await send().catch((err: unknown) => {
+    if (read && (err as { cause?: { code?: string } }).cause?.code === 'UND_ERR_SOCKET') return send();
+    throw err;
+  });
   const text = await res.text();
   if (!res.ok) throw new Error(`ClickHouse :${port}: ${text}`);
   return text.trim();
