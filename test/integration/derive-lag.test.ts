@@ -98,8 +98,9 @@ test('a batch judged while the previous flush is stored but its loop_heads write
 
   const clickhouse = createClickHouse(ctx.config.clickhouse);
   const stream = new LaggingDeriveStream(topic, new LaggingDeriveStore(clickhouse));
-  // The rest arrives while the first flush's loop_heads write is held.
+  // The rest arrives once the first flush's loop_heads write is held.
   const { fatal } = await ingestWhile({ kafka, clickhouse, config: ctx.config, log }, stream, async () => {
+    await stream.store.hold.held();
     await send([...a.slice(3), ...b.slice(3)]);
     await producer.disconnect();
   }).finally(() => clickhouse.close());

@@ -286,7 +286,7 @@ test('a row or a query ClickHouse refuses is traced to its record: dead-lettered
 
 /**
  * An EnvelopeStore whose first insert with a Hole row waits until the
- * ingestor has judged a later batch (or 10 s): the batches judged while a
+ * ingestor has judged a later batch (test/support/hold.ts): the batches judged while a
  * flush is in flight, on a state that took the refused row as stored.
  */
 class SlowStore extends EnvelopeStore {
@@ -333,8 +333,9 @@ test('rows refused while the next batches were judged: those batches are judged 
 
   const clickhouse = createClickHouse(ctx.config.clickhouse);
   const stream = new SlowHoledStream(topic, new SlowStore(clickhouse), clickhouse);
-  // The rest arrives while the first flush (with the Hole) is held in flight.
+  // The rest arrives once the first flush (with the Hole) is held in flight.
   const { fatal } = await ingestWhile({ kafka, clickhouse, config: ctx.config, log }, stream, async () => {
+    await stream.store.hold.held();
     await send([...a.slice(3), ...c]);
     await producer.disconnect();
   }).finally(() => clickhouse.close());

@@ -1,15 +1,19 @@
 /**
  * A write a test holds until the ingestor has judged another batch: how
  * integration tests judge a batch while a flush is in flight. The store's
- * write waits in untilJudged(); the stream's process() calls judging().
+ * write waits in untilJudged(); the stream's process() calls judging(); the
+ * test sends the records to judge once held() says the write is held (sent
+ * earlier, a loaded machine may judge them before the write begins, and the
+ * hold then waits for a batch that never comes: a suite run on 2026-12-07).
  *
- * The wait is on that fact. Its bound (60 s, half the tests' timeout) is only
- * there so an ingestor that never judges during a held write fails the test's
- * assertion on `judgedDuringHold` rather than its timeout; a loaded machine
- * took more than 10 s for the next fetch once.
+ * The waits are on those facts. Their bounds (60 s, half the tests'
+ * timeout) are only there so an ingestor that never writes, or never judges
+ * during a held write, fails with a message rather than the test's timeout.
  */
 export class Hold {
   private release: (() => void) | undefined;
+  private entered: () => void = () => undefined;
+  private readonly enteredHold = new Promise<void>((resolve) => (this.entered = resolve));
   /** Whether a batch was judged while a write was held. */
   judgedDuringHold = false;
 
@@ -26,8 +30,22 @@ export class Hold {
     await new Promise<void>((resolve) => {
       this.release = resolve;
       bound = setTimeout(resolve, 60_000);
+      this.entered();
     });
     clearTimeout(bound);
     this.release = undefined;
+  }
+
+  /** Resolves once a write is held in untilJudged(); throws after 60 s without one. */
+  async held(): Promise<void> {
+    let bound: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      bound = setTimeout(() => reject(new Error('no write was held within 60 s')), 60_000);
+    });
+    try {
+      await Promise.race([this.enteredHold, timeout]);
+    } finally {
+      clearTimeout(bound);
+    }
   }
 }
