@@ -224,9 +224,8 @@ const serverOfHost = (host: string): string => `clickhouse-${Number(host.split('
  * may refuse an ALTER for the restarted server's shard (code 48) while its
  * old ZooKeeper session lives: the next try waits until no replica is
  * read-only (replicasWritable). At most five mends, each said in the test's
- * output.
- * test/integration/cluster-migrate.test.ts runs the real migrate without
- * this.
+ * output. test/integration/cluster-migrate.test.ts asserts what this
+ * leaves, and the laggards the real migrate names without it.
  */
 export async function migrateCluster(settings: TestContext['config']['clickhouse']): Promise<void> {
   const watch = (ddlWatch ??= new DdlWorkerWatch());
