@@ -49,7 +49,7 @@ import { Redis } from 'ioredis';
 import { Kafka, logLevel } from 'kafkajs';
 import { parseConfig } from '../src/config/index.js';
 import { ALERT_EVALUATE_JOB, ALERTS_QUEUE } from '../src/jobs/queues.js';
-import { createClickHouse } from '../src/sink/clickhouse/client.js';
+import { createClickHouse } from '../src/clickhouse/client.js';
 import { median, spread } from './support.js';
 
 const HELP = `Usage: node dist/bench/alerts.js [options]   (after npx tsc -p tsconfig.json)

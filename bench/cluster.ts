@@ -25,8 +25,8 @@ import { Kafka, logLevel } from 'kafkajs';
 import { MIGRATIONS_DIR } from '../src/cli/migrate.js';
 import { parseConfig } from '../src/config/index.js';
 import { createLogger } from '../src/observability/logger.js';
-import { createClickHouse } from '../src/sink/clickhouse/client.js';
-import { migrate } from '../src/sink/clickhouse/migrate.js';
+import { createClickHouse } from '../src/clickhouse/client.js';
+import { migrate } from '../src/migrate/migrate.js';
 import { median, sayer, wholeOption } from './support.js';
 
 const { values: args } = parseArgs({

@@ -53,12 +53,12 @@ import { generateTraffic } from '../src/demo/traffic/index.js';
 import { createLogger } from '../src/observability/logger.js';
 import { ChainState, processEnvelopeBatch } from '../src/pipeline/envelopes.js';
 import type { SourceRecord } from '../src/pipeline/stream.js';
-import { createClickHouse } from '../src/sink/clickhouse/client.js';
-import { migrate } from '../src/sink/clickhouse/migrate.js';
+import { createClickHouse } from '../src/clickhouse/client.js';
+import { migrate } from '../src/migrate/migrate.js';
 import type { EnvelopeRow } from '../src/rows/rows.js';
-import { ENVELOPE_COLUMNS } from '../src/sink/clickhouse/columns.js';
+import { ENVELOPE_COLUMNS } from '../src/store/columns.js';
 import { ENVELOPE_FACTS, FACT_NAMES, unfoldSlots } from '../src/rows/envelope-facts.js';
-import { tsvField } from '../src/sink/clickhouse/tsv.js';
+import { tsvField } from '../src/store/tsv.js';
 import { MemoryChains } from '../src/verify/memory-chains.js';
 
 const HELP = `Usage: node dist/bench/columns.js [options]   (after npx tsc -p tsconfig.json)

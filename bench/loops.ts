@@ -13,7 +13,7 @@
 import { parseArgs } from 'node:util';
 import { parseConfig } from '../src/config/index.js';
 import { listLoops, listLoopsFromAll, type LoopsQuery } from '../src/read/loops.js';
-import { createClickHouse } from '../src/sink/clickhouse/client.js';
+import { createClickHouse } from '../src/clickhouse/client.js';
 
 const { values } = parseArgs({ options: { database: { type: 'string' }, runs: { type: 'string', default: '3' } } });
 if (values.database === undefined) throw new Error('--database D: a database left by bench:rollups --keep');

@@ -35,7 +35,7 @@ import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { Kafka, logLevel, Partitioners } from 'kafkajs';
 import { parseConfig } from '../src/config/index.js';
-import { createClickHouse } from '../src/sink/clickhouse/client.js';
+import { createClickHouse } from '../src/clickhouse/client.js';
 import { mulberry32 } from '../src/demo/traffic/prng.js';
 import { wholeOption } from './support.js';
 

@@ -31,9 +31,10 @@ import { MIGRATIONS_DIR } from '../src/cli/migrate.js';
 import { parseConfig } from '../src/config/index.js';
 import { median, sayer, wholeOption } from './support.js';
 import { createLogger } from '../src/observability/logger.js';
-import { createClickHouse } from '../src/sink/clickhouse/client.js';
-import { migrate } from '../src/sink/clickhouse/migrate.js';
-import { querySql, renderSql } from '../src/sink/clickhouse/sql.js';
+import { createClickHouse } from '../src/clickhouse/client.js';
+import { migrate } from '../src/migrate/migrate.js';
+import { querySql } from '../src/store/queries.js';
+import { renderSql } from '../src/clickhouse/sql.js';
 
 const { values: args } = parseArgs({
   options: {

@@ -12,7 +12,7 @@
  * money seen from the parent's ledger and is never added.
  */
 
-/** What the tree needs of one loop (sink/clickhouse/loop-reads.ts RuntimeLoopRow conforms). */
+/** What the tree needs of one loop (rollups/loop-reads.ts RuntimeLoopRow conforms). */
 export interface LoopFacts {
   readonly loopId: string;
   /** The parent its LoopStarted names ('' for a root or none stored). */

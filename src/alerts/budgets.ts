@@ -22,8 +22,9 @@
 import { readFileSync } from 'node:fs';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { z } from 'zod';
-import { inListChunks, queryRows, type SqlValue } from '../sink/clickhouse/sql.js';
-import type { BudgetKind, SpendBudget, SpendRow } from './rules.js';
+import { inListChunks, type SqlValue } from '../clickhouse/sql.js';
+import { queryRows } from './queries.js';
+import type { BudgetKind, SpendBudget, SpendRow } from './rule-rows.js';
 import { failureMessage } from '../observability/errors.js';
 
 /** The parsed budgets file; every amount in picodollars. */

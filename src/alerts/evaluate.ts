@@ -1,11 +1,14 @@
 /**
  * What the alert rules are given (issue 11): the rows of the loops a sweep
- * looks at, read from ClickHouse and turned into the rule inputs of
- * rules.ts. The reading is here, the judging there: every threshold and
- * window edge is decided once, in the pure rules.
+ * looks at, read from ClickHouse and turned into the rule inputs
+ * (rule-rows.ts) of rules.ts. The reading is here, the judging there: every
+ * threshold and window edge is decided once, in the pure rules.
  */
 import type { ClickHouseClient } from '@clickhouse/client';
-import { inListChunks, queryRows } from '../sink/clickhouse/sql.js';
+import { inListChunks } from '../clickhouse/sql.js';
+import { queryRows } from './queries.js';
+import type { AlertCondition } from './condition.js';
+import type { ChainFindingRow, HumanRequestRow, LoopActivityRow, LoopWarningsRow, SubAgentOutcomeRow } from './rule-rows.js';
 import {
   chainIntegrity,
   convergence,
@@ -13,13 +16,7 @@ import {
   stuckLoop,
   subagentFailureRate,
   waitingOnHuman,
-  type AlertCondition,
   type AlertRuleConfig,
-  type ChainFindingRow,
-  type HumanRequestRow,
-  type LoopActivityRow,
-  type LoopWarningsRow,
-  type SubAgentOutcomeRow,
 } from './rules.js';
 
 const rows = queryRows;

@@ -20,29 +20,9 @@
  *   loop with ten thousand warnings still makes a readable notification.
  */
 import type { AlertRuleSettings } from '../config/index.js';
-import { picoToUsdText } from '../money/picodollars.js';
-
-export const RULE_IDS = [
-  'stuck_loop',
-  'convergence',
-  'stalled_loop',
-  'waiting_on_human',
-  'subagent_failure_rate',
-  'chain_integrity',
-  'spend_budget',
-] as const;
-export type RuleId = (typeof RULE_IDS)[number];
-
-export type Severity = 'info' | 'warning' | 'critical';
-
-/** What one rule says about one subject at one `now`. */
-export interface AlertCondition {
-  readonly rule: RuleId;
-  readonly subject: string;
-  readonly firing: boolean;
-  readonly severity: Severity;
-  readonly detail: string;
-}
+import type { AlertCondition } from './condition.js';
+import { counts, duration, fire, listed, ok, percent, usd, warningSummary } from './detail.js';
+import type { ChainFindingRow, HumanRequestRow, LoopActivityRow, LoopWarningsRow, SpendBudget, SpendRow, SubAgentOutcomeRow } from './rule-rows.js';
 
 /** Thresholds of every rule: the settings' shape (AGENTLEDGER_ALERT_*, docs/configuration.md), one definition in config/. */
 export type AlertRuleConfig = AlertRuleSettings;
@@ -58,85 +38,6 @@ export const DEFAULT_ALERT_RULE_CONFIG: AlertRuleConfig = {
   subagentMinOutcomes: 20,
   gapGraceMs: 300_000,
 };
-
-// ---------------------------------------------------------------- input rows
-
-/** One ConvergenceWarning envelope of a loop. */
-export interface ConvergenceWarning {
-  readonly time: number;
-  readonly detector: string;
-  readonly reason: string;
-  readonly count: number;
-}
-
-/** A loop's end and its convergence warnings: the input of `stuck_loop` and `convergence`. */
-export interface LoopWarningsRow {
-  readonly loopId: string;
-  /** LoopFinished.outcome_kind, absent while the loop runs. */
-  readonly finishedOutcome?: string;
-  /** A parent's SubAgentCompleted reported this loop (its child) as Stuck. */
-  readonly stuckByParent?: boolean;
-  readonly warnings: readonly ConvergenceWarning[];
-}
-
-/** How far a loop got and when it was last heard from: the input of `stalled_loop`. */
-export interface LoopActivityRow {
-  readonly loopId: string;
-  readonly started: boolean;
-  readonly finished: boolean;
-  /** Time of the loop's last envelope. */
-  readonly lastTime: number;
-  /** Time of an Interrupted envelope not followed by Resumed. */
-  readonly interruptedSince?: number;
-}
-
-/** One HumanRequested, with its HumanResponded (same action_id) if there is one. */
-export interface HumanRequestRow {
-  readonly loopId: string;
-  readonly actionId: string;
-  readonly requestedAt: number;
-  readonly respondedAt?: number;
-}
-
-/**
- * One finished sub-agent. runtime: `kind` is SubAgentCompleted.definition and
- * `outcome` its outcome_kind; craze: `kind` is the sub-agent type and
- * `outcome` one of completed, failed, cancelled, abandoned (or another status).
- */
-export interface SubAgentOutcomeRow {
-  readonly source: 'runtime' | 'craze';
-  readonly kind: string;
-  readonly outcome: string;
-  readonly time: number;
-}
-
-/** A stored envelope whose chain verdict is a violation or a gap. */
-export interface ChainFindingRow {
-  readonly loopId: string;
-  readonly seq: bigint;
-  readonly verdict: string;
-  /** When the row was ingested (the gap's grace runs from here). */
-  readonly time: number;
-  readonly detail: string;
-  /** For a gap: the missing seqs have arrived since. Absent counts as not filled. */
-  readonly filled?: boolean;
-}
-
-export type BudgetKind = 'root' | 'name' | 'project' | 'day';
-
-/** A configured USD budget, in picodollars. `key` is a root loop id, a loop name, a craze project path or a UTC day `YYYY-MM-DD`. */
-export interface SpendBudget {
-  readonly kind: BudgetKind;
-  readonly key: string;
-  readonly limitPico: bigint;
-}
-
-/** Spend so far of one budget's scope; several rows of one scope add up. */
-export interface SpendRow {
-  readonly kind: BudgetKind;
-  readonly key: string;
-  readonly spentPico: bigint;
-}
 
 // ---------------------------------------------------------------- rules
 
@@ -368,81 +269,10 @@ export function spendBudget(budgets: readonly SpendBudget[], spend: readonly Spe
 
 // ---------------------------------------------------------------- helpers
 
-const MAX_DETAIL = 1000;
-const MAX_ITEMS = 5;
-const MAX_ITEM = 160;
-
-function fire(rule: RuleId, subject: string, severity: Severity, detail: string): AlertCondition {
-  return { rule, subject, firing: true, severity, detail: clip(detail, MAX_DETAIL) };
-}
-
-function ok(rule: RuleId, subject: string, detail: string): AlertCondition {
-  return { rule, subject, firing: false, severity: 'info', detail: clip(detail, MAX_DETAIL) };
-}
-
 const isStuck = (row: LoopWarningsRow): boolean => row.finishedOutcome === 'Stuck' || row.stuckByParent === true;
 
 const inWindow = (time: number, now: number, windowMs: number): boolean => time <= now && now - time <= windowMs;
 
-/** Cuts text to `max` characters with an ellipsis, never between the halves of a surrogate pair. */
-function clip(text: string, max: number): string {
-  if (text.length <= max) return text;
-  let end = max - 1;
-  const last = text.charCodeAt(end - 1);
-  if (last >= 0xd800 && last <= 0xdbff) end--;
-  return `${text.slice(0, end)}…`;
-}
-
-/** The first MAX_ITEMS items, each clipped, and how many more there were. */
-function listed(items: readonly string[]): string {
-  const shown = items.slice(0, MAX_ITEMS).map((i) => clip(i, MAX_ITEM));
-  const more = items.length - shown.length;
-  return more > 0 ? `${shown.join('; ')}; +${more} more` : shown.join('; ');
-}
-
-/**
- * Warnings grouped by (detector, reason), newest group first: a detector
- * repeating itself a hundred times is one line with its number, not a hundred.
- */
-function warningSummary(warnings: readonly ConvergenceWarning[]): string {
-  const groups = new Map<string, { detector: string; reason: string; warnings: number; highest: number; latest: number }>();
-  for (const w of warnings) {
-    const key = JSON.stringify([w.detector, w.reason]);
-    const g = groups.get(key) ?? { detector: w.detector, reason: w.reason, warnings: 0, highest: -Infinity, latest: -Infinity };
-    groups.set(key, { ...g, warnings: g.warnings + 1, highest: Math.max(g.highest, w.count), latest: Math.max(g.latest, w.time) });
-  }
-  const sorted = [...groups.values()].sort((a, b) => b.latest - a.latest);
-  return listed(sorted.map((g) => `${g.detector}: ${g.reason} (${g.warnings} warning(s), count up to ${g.highest})`));
-}
-
 function increment(map: Map<string, number>, key: string): void {
   map.set(key, (map.get(key) ?? 0) + 1);
-}
-
-/** `Failed 3, Stuck 1`: most frequent first, then by name, so the text is stable. */
-function counts(map: ReadonlyMap<string, number>): string {
-  return [...map]
-    .sort(([ka, a], [kb, b]) => b - a || (ka < kb ? -1 : ka > kb ? 1 : 0))
-    .map(([k, n]) => `${k} ${n}`)
-    .join(', ');
-}
-
-/** Parts per million as a percentage with up to 4 decimals, truncated: 250000 -> `25%`, 333333.3 -> `33.3333%`. */
-function percent(ppm: number): string {
-  const units = Math.floor(ppm);
-  const whole = Math.floor(units / 10_000);
-  const frac = String(units % 10_000).padStart(4, '0').replace(/0+$/, '');
-  return frac === '' ? `${whole}%` : `${whole}.${frac}%`;
-}
-
-/** `90 s`, `15 min`, `25 h`: detail text only, rounded down. */
-function duration(ms: number): string {
-  if (ms < 60_000) return `${Math.floor(ms / 1000)} s`;
-  if (ms < 7_200_000) return `${Math.floor(ms / 60_000)} min`;
-  return `${Math.floor(ms / 3_600_000)} h`;
-}
-
-/** Exact USD text of picodollars, trailing zeros dropped down to cents: `12.50`, `0.000123`, `1.000000000001`. */
-function usd(pico: bigint): string {
-  return picoToUsdText(pico).replace(/(\.\d\d\d*?)0+$/, '$1');
 }

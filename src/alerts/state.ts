@@ -7,7 +7,7 @@
  * edge's business.
  */
 import { createHash } from 'node:crypto';
-import type { AlertCondition, RuleId, Severity } from './rules.js';
+import type { AlertCondition, RuleId, Severity } from './condition.js';
 
 export type Notification = 'fired' | 'renotified' | 'resolved';
 

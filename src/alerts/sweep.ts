@@ -3,54 +3,22 @@
  * unfinished and the gapped are evaluated (evaluate.ts), each condition steps
  * its (rule, subject)'s state (state.ts), and each notification is recorded
  * in the `alerts` table and queued for delivery (delivery.ts) — once, however
- * the sweep dies and whichever worker runs it:
- * 1. the new state is written to Redis with the notification marked pending
- *    (compare-and-set against the state it was stepped from: a zombie sweep
- *    that read an older state writes nothing);
- * 2. the transition row is inserted (its key collapses a repeat) and the
- *    delivery job added (its id is the key: a repeat is a no-op);
- * 3. the mark is cleared.
- * A sweep that died between 1 and 3 leaves the mark: the next sweep redoes 2
- * with the stored state, whose key is the same. Redis that lost its data is
- * refilled from the `alerts` table before anything is stepped, so what was
- * notified is not notified again.
+ * the sweep dies and whichever worker runs it, by the three steps of
+ * transitions.ts on the states state-store.ts keeps in Redis, a chunk of
+ * loops at a time from where the cursor (cursor.ts) says the sweep is. Redis
+ * that lost its data is refilled from the `alerts` table before anything is
+ * stepped, so what was notified is not notified again.
  */
-import type { ClickHouseClient } from '@clickhouse/client';
-import type { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
-import type { Logger } from '../observability/logger.js';
-import { queryRows, querySql, renderSql } from '../sink/clickhouse/sql.js';
-import { enqueueNotices } from './delivery.js';
-import { budgetSpend, budgetsAt, type Budgets } from './budgets.js';
+import { queryRows, querySql } from './queries.js';
+import { renderSql } from '../clickhouse/sql.js';
+import { budgetSpend, budgetsAt } from './budgets.js';
+import type { AlertCondition, RuleId } from './condition.js';
+import { currentCursor, moveCursor, type SweepCursor } from './cursor.js';
 import { evaluate, heardSince, stuckChildren } from './evaluate.js';
-import { RULE_IDS, spendBudget, type AlertCondition, type AlertRuleConfig, type RuleId, type Severity } from './rules.js';
-import { notificationKey, step, type AlertState, type Notification } from './state.js';
-import { noticeOf } from './webhook.js';
-
-export interface AlertSweepDeps {
-  readonly ch: ClickHouseClient;
-  readonly redis: Redis;
-  /** Key prefix in Redis (AGENTLEDGER_QUEUE_PREFIX). */
-  readonly prefix: string;
-  readonly deliveries: Queue;
-  readonly rules: AlertRuleConfig;
-  readonly renotifyMs: number;
-  /** The `spend_budget` budgets (budgets.ts); undefined: none. */
-  readonly budgets?: Budgets;
-  /** How far back a sweep looks again for rows stored late (AGENTLEDGER_ROLLUP_LATE_MS). */
-  readonly lateMs: number;
-  readonly log: Logger;
-  /** Told each notification recorded and queued (metrics). */
-  readonly onNotified?: (rule: RuleId, notification: Notification) => void;
-  /**
-   * Aborted when the work must stop (a worker told to stop): a sweep or an
-   * evaluation stops before its next chunk of loops, its progress kept for
-   * the next job (AlertSweepResult.stopped).
-   */
-  readonly signal?: AbortSignal;
-  /** Loops per chunk (default ALERT_CHUNK_LOOPS; tests make it small). */
-  readonly chunkLoops?: number;
-}
+import { spendBudget } from './rules.js';
+import { field, firingLoops, prune, seed, stateKey, type Stored } from './state-store.js';
+import type { AlertSweepDeps } from './sweep-deps.js';
+import { apply, finishPending } from './transitions.js';
 
 export interface AlertSweepResult {
   readonly evaluated: number;
@@ -69,157 +37,7 @@ export interface AlertSweepResult {
  */
 export const ALERT_CHUNK_LOOPS = 2000;
 
-/** A stored state, with the notification that is recorded and queued but not yet confirmed. */
-interface Stored extends AlertState {
-  readonly pending?: Notification;
-}
-
 const rows = queryRows;
-
-const stateKey = (prefix: string): string => `${prefix}:alerts:state`;
-/** Where the sweep in progress is (SweepCursor as JSON): absent between sweeps. */
-const cursorKey = (prefix: string): string => `${prefix}:alerts:sweep-cursor`;
-const seededKey = (prefix: string): string => `${prefix}:alerts:seeded`;
-const field = (rule: string, subject: string): string => JSON.stringify([rule, subject]);
-
-/** Sets a hash field only if it still holds `expected` ('' for absent): the compare-and-set of step 1. */
-const CAS = `
-local current = redis.call('HGET', KEYS[1], ARGV[1]) or ''
-if current ~= ARGV[2] then return 0 end
-redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
-return 1`;
-
-async function compareAndSet(redis: Redis, prefix: string, f: string, expected: string, next: string): Promise<boolean> {
-  return (await redis.eval(CAS, 1, stateKey(prefix), f, expected, next)) === 1;
-}
-
-/**
- * Refills Redis from the `alerts` table when it has lost the states (no
- * seeded mark): each (rule, subject)'s latest transition is its state.
- */
-async function seed(deps: AlertSweepDeps, now: number): Promise<void> {
-  const { redis, prefix } = deps;
-  if ((await redis.exists(seededKey(prefix))) === 1) return;
-  const held = await rows<{
-    rule: string;
-    subject: string;
-    state: string;
-    severity: string;
-    fired_at_ms: string;
-    resolved_at_ms: string;
-    last_notified_at_ms: string;
-    notifications: string;
-    detail: string;
-  }>(deps.ch, 'alert_states');
-  for (const r of held) {
-    if (!(RULE_IDS as readonly string[]).includes(r.rule)) continue;
-    // One resolved long ago is as good as none (see prune()).
-    if (r.state !== 'firing' && now - Number(r.resolved_at_ms) > PRUNE_RESOLVED_AFTER_MS) continue;
-    const state: AlertState = {
-      rule: r.rule as RuleId,
-      subject: r.subject,
-      state: r.state === 'firing' ? 'firing' : 'resolved',
-      severity: r.severity as Severity,
-      firedAt: Number(r.fired_at_ms),
-      ...(Number(r.resolved_at_ms) > 0 ? { resolvedAt: Number(r.resolved_at_ms) } : {}),
-      lastNotifiedAt: Number(r.last_notified_at_ms),
-      notifications: Number(r.notifications),
-      detail: r.detail,
-    };
-    // A state a worker stepped since (a newer one in Redis) stays.
-    await redis.hsetnx(stateKey(prefix), field(r.rule, r.subject), JSON.stringify(state));
-  }
-  await redis.set(seededKey(prefix), String(held.length));
-  if (held.length > 0) deps.log.info('alert states rebuilt from the alerts table', { states: held.length });
-}
-
-/**
- * Resolved states are kept this long, then dropped from Redis: a resolved
- * state steps exactly as no state does, so what is left is the firing ones
- * and the recent past, not every alert ever. Not at once: a racing sweep
- * that read the field empty before the alert fired could then set it again
- * (compare-and-set sees the same empty field), and notify a second time.
- */
-export const PRUNE_RESOLVED_AFTER_MS = 24 * 3600 * 1000;
-
-/** Deletes a hash field only if it still holds ARGV[2]. */
-const CAD = `
-if (redis.call('HGET', KEYS[1], ARGV[1]) or '') ~= ARGV[2] then return 0 end
-return redis.call('HDEL', KEYS[1], ARGV[1])`;
-
-/** Drops the states resolved more than PRUNE_RESOLVED_AFTER_MS before `now`, each only if unchanged; how many. */
-async function prune(deps: AlertSweepDeps, held: Record<string, string>, now: number): Promise<number> {
-  let n = 0;
-  for (const [f, text] of Object.entries(held)) {
-    const s = JSON.parse(text) as Stored;
-    if (s.state !== 'resolved' || s.pending !== undefined || now - (s.resolvedAt ?? now) <= PRUNE_RESOLVED_AFTER_MS) continue;
-    n += Number(await deps.redis.eval(CAD, 1, stateKey(deps.prefix), f, text));
-  }
-  return n;
-}
-
-/** A transition marked pending in Redis (step 1), to be recorded and queued (step 2). */
-interface Transition {
-  readonly state: AlertState;
-  readonly kind: Notification;
-}
-
-/** Transition rows per insert: one insert, one part, however many alerts a sweep raises. */
-const RECORD_ROWS = 500;
-
-/**
- * Step 2 for all of a sweep's transitions: their rows in one insert per
- * RECORD_ROWS, then their delivery jobs in one addBulk, each keyed by its
- * transition (a repeat collapses in the table and is a no-op in the queue).
- * One insert per transition made a part each: with a burst of alerts ingest
- * ran at 0.85 of its speed without alerting, against 0.91 now (bench:alerts).
- */
-async function recordAndQueue(deps: AlertSweepDeps, transitions: readonly Transition[]): Promise<void> {
-  if (transitions.length === 0) return;
-  const [head, tuple] = querySql('alert_record').split(/\bVALUES\b/);
-  if (head === undefined || tuple === undefined) throw new Error('alert_record.sql is one INSERT … VALUES (…)');
-  for (let i = 0; i < transitions.length; i += RECORD_ROWS) {
-    const values = transitions.slice(i, i + RECORD_ROWS).map(({ state, kind }) =>
-      renderSql(tuple, {
-        rule: state.rule,
-        subject: state.subject,
-        transition_key: notificationKey(state, kind),
-        notification: kind,
-        state: state.state,
-        severity: state.severity,
-        fired_at_ms: BigInt(state.firedAt),
-        resolved_at_ms: BigInt(state.resolvedAt ?? 0),
-        at_ms: BigInt(state.lastNotifiedAt),
-        notifications: state.notifications,
-        detail: state.detail,
-      }).trim(),
-    );
-    await deps.ch.command({ query: `${head.trim()} VALUES ${values.join(', ')}` });
-  }
-  await enqueueNotices(
-    deps.deliveries,
-    transitions.map(({ state, kind }) => noticeOf(state, kind)),
-  );
-}
-
-const withoutPending = ({ pending: _pending, ...state }: Stored): AlertState => state;
-
-/** Finishes what a dead sweep left marked pending. */
-async function finishPending(deps: AlertSweepDeps): Promise<number> {
-  const all = await deps.redis.hgetall(stateKey(deps.prefix));
-  const marked: { f: string; text: string; stored: Stored; pending: Notification }[] = [];
-  for (const [f, text] of Object.entries(all)) {
-    const stored = JSON.parse(text) as Stored;
-    if (stored.pending !== undefined) marked.push({ f, text, stored, pending: stored.pending });
-  }
-  await recordAndQueue(
-    deps,
-    marked.map((m) => ({ state: withoutPending(m.stored), kind: m.pending })),
-  );
-  let n = 0;
-  for (const m of marked) if (await compareAndSet(deps.redis, deps.prefix, m.f, m.text, JSON.stringify(withoutPending(m.stored)))) n++;
-  return n;
-}
 
 /**
  * Conditions resolving the firing alerts of these rules whose subject the
@@ -244,66 +62,6 @@ async function budgetConditions(deps: AlertSweepDeps, now: number): Promise<Aler
   if (deps.budgets === undefined) return [];
   const inForce = budgetsAt(deps.budgets, now);
   return inForce.length === 0 ? [] : spendBudget(inForce, await budgetSpend(deps.ch, inForce, now));
-}
-
-/** Alerts firing now per rule, as the states in Redis hold them (every rule listed, 0 when none). */
-export async function firingByRule(redis: Redis, prefix: string): Promise<Map<RuleId, number>> {
-  const counts = new Map<RuleId, number>(RULE_IDS.map((r) => [r, 0]));
-  for (const text of await redis.hvals(stateKey(prefix))) {
-    const s = JSON.parse(text) as Stored;
-    if (s.state === 'firing' && counts.has(s.rule)) counts.set(s.rule, counts.get(s.rule)! + 1);
-  }
-  return counts;
-}
-
-/** Reads what a sweep starts from: what a worker checks at start (the tables exist, the user may read them). */
-export async function alertWatermark(ch: ClickHouseClient): Promise<void> {
-  await rows(ch, 'alert_watermark');
-}
-
-/**
- * A sweep in progress, kept in Redis after each chunk, so a sweep stopped or
- * killed half-way is resumed by the next job, not begun again: its
- * watermarks (what it will record as swept when it ends) and the last loop
- * (in loop_id order) whose chunk is done.
- */
-interface SweepCursor {
-  /** When it began (ms). */
-  readonly began: number;
-  /** The newest ingest stamp stored when it began: recorded as swept through at its end. */
-  readonly storedThrough: number;
-  readonly sinceAge: number;
-  readonly sinceNew: number;
-  /** Every loop up to this one (loop_id order) is evaluated ('' : none yet). */
-  readonly after: string;
-}
-
-/** Moves the cursor only if it still holds what this sweep read (two sweeps handed one job never skip a chunk). */
-const SET_IF = `
-if (redis.call('GET', KEYS[1]) or '') ~= ARGV[1] then return 0 end
-if ARGV[2] == '' then redis.call('DEL', KEYS[1]) else redis.call('SET', KEYS[1], ARGV[2]) end
-return 1`;
-
-async function moveCursor(deps: AlertSweepDeps, from: string, to: string): Promise<boolean> {
-  return (await deps.redis.eval(SET_IF, 1, cursorKey(deps.prefix), from, to)) === 1;
-}
-
-/** The cursor of the sweep in progress, or a new one begun at `now` (written only when the first chunk is done). */
-async function currentCursor(deps: AlertSweepDeps, now: number): Promise<{ cursor: SweepCursor; text: string }> {
-  const text = (await deps.redis.get(cursorKey(deps.prefix))) ?? '';
-  if (text !== '') return { cursor: JSON.parse(text) as SweepCursor, text };
-  const [mark] = await rows<{ swept_through: string | number; stored_through: string | number }>(deps.ch, 'alert_watermark');
-  const sweptThrough = Number(mark?.swept_through ?? 0);
-  return {
-    cursor: {
-      began: now,
-      storedThrough: Number(mark?.stored_through ?? 0),
-      sinceAge: Math.max(0, Math.floor((now - deps.rules.maxAgeMs) / 1000)),
-      sinceNew: sweptThrough === 0 ? 0 : Math.max(0, sweptThrough - Math.ceil(deps.lateMs / 1000)),
-      after: '',
-    },
-    text: '',
-  };
 }
 
 /**
@@ -397,46 +155,4 @@ export async function alertEvaluate(
     evaluated += chosen.length;
   }
   return { evaluated, notified };
-}
-
-/** The loops whose alert is firing: looked at again whatever their age, so they can resolve. */
-function firingLoops(held: Record<string, string>): string[] {
-  return Object.values(held)
-    .map((text) => JSON.parse(text) as Stored)
-    .filter((s) => s.state === 'firing' && s.rule !== 'subagent_failure_rate' && s.rule !== 'spend_budget')
-    .map((s) => s.subject);
-}
-
-/**
- * Steps each condition's state from `held` (steps 1 to 3 above, each for
- * every transition before the next); the number of notifications.
- */
-async function apply(deps: AlertSweepDeps, held: Record<string, string>, conditions: readonly AlertCondition[], now: number): Promise<number> {
-  const { redis, prefix } = deps;
-  const marks: (Transition & { f: string; marked: string })[] = [];
-  for (const cond of conditions) {
-    const f = field(cond.rule, cond.subject);
-    const before = held[f] ?? '';
-    const prev = before === '' ? undefined : withoutPending(JSON.parse(before) as Stored);
-    const s = step(prev, cond, now, deps.renotifyMs);
-    if (s.next === undefined) continue;
-    if (s.notify === undefined) {
-      const text = JSON.stringify(s.next);
-      // Expected now and then: ingest's evaluations run beside the sweeps, and the first to change a state wins.
-      if (text !== before && !(await compareAndSet(redis, prefix, f, before, text))) deps.log.debug('alert state changed under this sweep; left to the next', { rule: cond.rule });
-      continue;
-    }
-    const marked = JSON.stringify({ ...s.next, pending: s.notify } satisfies Stored);
-    if (!(await compareAndSet(redis, prefix, f, before, marked))) {
-      deps.log.debug('alert state changed under this sweep; left to the next', { rule: cond.rule });
-      continue;
-    }
-    marks.push({ f, marked, state: s.next, kind: s.notify });
-  }
-  await recordAndQueue(deps, marks);
-  for (const m of marks) {
-    await compareAndSet(redis, prefix, m.f, m.marked, JSON.stringify(m.state));
-    deps.onNotified?.(m.state.rule, m.kind);
-  }
-  return marks.length;
 }

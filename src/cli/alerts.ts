@@ -1,12 +1,13 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import { Queue } from 'bullmq';
 import { failedDeliveries, type FailedDelivery } from '../alerts/delivery.js';
-import { RULE_IDS } from '../alerts/rules.js';
+import { RULE_IDS } from '../alerts/condition.js';
 import { redactUrl, type Config } from '../config/index.js';
 import { ALERT_DELIVERIES_QUEUE } from '../jobs/queues.js';
 import { createRedis, probeRedis } from '../jobs/redis.js';
-import { createClickHouse } from '../sink/clickhouse/client.js';
-import { querySql, renderSql } from '../sink/clickhouse/sql.js';
+import { createClickHouse } from '../clickhouse/client.js';
+import { querySql } from '../alerts/queries.js';
+import { renderSql } from '../clickhouse/sql.js';
 import type { Command } from './command.js';
 import { parseOptions, UsageError, wholeNumberOption } from './command.js';
 import { printable } from './terminal.js';

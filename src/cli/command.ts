@@ -2,7 +2,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { Config } from '../config/index.js';
 import type { Logger } from '../observability/logger.js';
 import { UsageError } from '../read/input.js';
-import { CODEC_NAMES, compressionType, isCodecName } from '../sources/codecs.js';
+import { CODEC_NAMES, compressionType, isCodecName } from '../kafka/codecs.js';
 import { failureMessage } from '../observability/errors.js';
 
 export interface CommandContext {

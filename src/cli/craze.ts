@@ -1,10 +1,10 @@
 import { createReadStream } from 'node:fs';
 import { mkdir, readdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import type { CompressionTypes } from 'kafkajs';
-import type { CheckedProducer } from '../sources/checked-send.js';
+import type { CheckedProducer } from '../kafka/checked-send.js';
+import type { Compression } from '../kafka/codecs.js';
 import { crazeRecordValue, JournalParser, type JournalEvent } from '../sources/craze-journal.js';
-import { createKafka, createReliableProducer, ensureTopics, TOPIC_CONFIG } from '../sources/kafka.js';
+import { createKafka, createReliableProducer, ensureTopics, TOPIC_CONFIG } from '../kafka/client.js';
 import { MAX_LINE_BYTES, oversizedReason, readLines } from '../sources/lines.js';
 import type { Command, CommandContext } from './command.js';
 import { compressionOption, parseOptions, UsageError } from './command.js';
@@ -133,7 +133,7 @@ async function pushFile(
   path: string,
   st: FileState,
   producer: CheckedProducer,
-  to: { readonly topic: string; readonly compression: CompressionTypes },
+  to: { readonly topic: string; readonly compression: Compression },
   totals: Totals,
   final: boolean,
   tails: Map<string, Tail>,

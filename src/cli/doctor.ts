@@ -1,7 +1,7 @@
-import { createKafka, withStartupAdmin } from '../sources/kafka.js';
-import { createClickHouse, notClickHouseMessage, pingReply } from '../sink/clickhouse/client.js';
-import { migrationStatus } from '../sink/clickhouse/migrate.js';
-import { serverVersion } from '../sink/clickhouse/reads.js';
+import { createKafka, withStartupAdmin } from '../kafka/client.js';
+import { createClickHouse, notClickHouseMessage, pingReply } from '../clickhouse/client.js';
+import { migrationStatus } from '../migrate/migrate.js';
+import { serverVersion } from '../clickhouse/server.js';
 import type { Command } from './command.js';
 import { parseOptions } from './command.js';
 import { MIGRATIONS_DIR } from './migrate.js';

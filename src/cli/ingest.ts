@@ -1,11 +1,11 @@
 import type { Server } from 'node:http';
 import { createMetrics, serveMetrics, type Metrics } from '../observability/metrics.js';
 import type { CacheObserver } from '../pipeline/cache-observer.js';
-import { createClickHouse } from '../sink/clickhouse/client.js';
-import { migrate } from '../sink/clickhouse/migrate.js';
-import { EnvelopeStore } from '../sink/clickhouse/envelope-store.js';
-import { CrazeStore } from '../sink/clickhouse/craze-store.js';
-import { stateSqlFor } from '../sink/clickhouse/replicas.js';
+import { createClickHouse } from '../clickhouse/client.js';
+import { migrate } from '../migrate/migrate.js';
+import { EnvelopeStore } from '../store/envelope-store.js';
+import { CrazeStore } from '../store/craze-store.js';
+import { stateSqlFor } from '../clickhouse/replicas.js';
 import { CrazeStream } from '../pipeline/craze.js';
 import { EnvelopeStream } from '../pipeline/envelopes.js';
 import { Queue } from 'bullmq';
@@ -15,9 +15,10 @@ import { ALERT_EVALUATIONS_QUEUE } from '../jobs/queues.js';
 import { createProducerRedis } from '../jobs/redis.js';
 import type { KafkaColumns } from '../rows/rows.js';
 import { StallWatchdog } from '../ingest/stall-watchdog.js';
-import { kafkaEdges } from '../ingest/group.js';
+import { kafkaGroup } from '../kafka/group.js';
+import { ingestEdges } from '../ingest/edges.js';
 import { Ingestor } from '../ingest/ingestor.js';
-import { createKafka } from '../sources/kafka.js';
+import { createKafka } from '../kafka/client.js';
 import { migratorSettings } from '../config/index.js';
 import type { Command } from './command.js';
 import { parseOptions, UsageError } from './command.js';
@@ -91,7 +92,7 @@ Options:
       trigger = new AlertTrigger(send, log, (result, n) => metrics.alertEvaluations.inc({ result }, n), config.alerts.evaluateGapMs);
     }
     const onDurable = trigger && ((rows: readonly KafkaColumns[]) => trigger.durable(rows));
-    const ingestor = new Ingestor({ edges: kafkaEdges(createKafka(config.kafka, log), clickhouse, config), config, log, metrics, ...(onDurable ? { onDurable } : {}) }, streams);
+    const ingestor = new Ingestor({ edges: ingestEdges(kafkaGroup(createKafka(config.kafka, log), config), clickhouse), config, log, metrics, ...(onDurable ? { onDurable } : {}) }, streams);
 
     let exitCode = 0;
     let resolveDone: () => void = () => undefined;

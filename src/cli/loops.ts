@@ -1,6 +1,6 @@
 import { picoToUsdText } from '../money/picodollars.js';
 import { listLoops, type ListedLoop } from '../read/loops.js';
-import { createClickHouse } from '../sink/clickhouse/client.js';
+import { createClickHouse } from '../clickhouse/client.js';
 import type { Command } from './command.js';
 import { parseOptions, wholeNumberOption } from './command.js';
 import { printable } from './terminal.js';

@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { migratorSettings } from '../config/index.js';
-import { migrate } from '../sink/clickhouse/migrate.js';
+import { migrate } from '../migrate/migrate.js';
 import type { Command } from './command.js';
 import { parseOptions } from './command.js';
 

@@ -1,6 +1,7 @@
-import type { Message } from 'kafkajs';
 import { defaultViolationPlan, generateSpendTraffic, generateTraffic, malformedRecords, type Traffic } from '../demo/traffic/index.js';
-import { createKafka, createProducer, ensureTopics } from '../sources/kafka.js';
+import type { OutgoingRecord } from '../kafka/checked-send.js';
+import { createKafka, createProducer, ensureTopics } from '../kafka/client.js';
+import { recordTooLarge } from '../kafka/errors.js';
 import type { Command } from './command.js';
 import { compressionOption, parseOptions, UsageError } from './command.js';
 
@@ -161,8 +162,7 @@ records or more.`,
           malformedSent++;
         } catch (err) {
           // A topic made elsewhere may refuse the >10 MB record: say so, keep going.
-          // (KafkaJSProtocolError is not a named export Node's ESM loader can see in kafkajs's CommonJS.)
-          if ((err as { type?: unknown } | null)?.type === 'MESSAGE_TOO_LARGE') {
+          if (recordTooLarge(err)) {
             log.warn('malformed record refused by the broker as too large (topic max.message.bytes)', { record: bad.name, bytes: bad.value.length });
             continue;
           }
@@ -174,7 +174,7 @@ records or more.`,
     // only when the previous one is acknowledged, so per-loop order holds
     // through retries.
     let pending: Promise<void> = Promise.resolve();
-    const flush = async (chunk: Message[]): Promise<void> => {
+    const flush = async (chunk: OutgoingRecord[]): Promise<void> => {
       await pending; // the previous request's failure surfaces here
       if (chunk.length === 0) return;
       const request = producer.send({ topic, compression, messages: chunk }).then(() => {
@@ -192,7 +192,7 @@ records or more.`,
     const letIoRun = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
     try {
-      let chunk: Message[] = [];
+      let chunk: OutgoingRecord[] = [];
       let queued = 0;
       let malformedDone = !values.malformed;
       for (const r of traffic.records) {

@@ -1,5 +1,5 @@
-import { createClickHouse } from '../sink/clickhouse/client.js';
-import { latestViolations, verdictCounts } from '../sink/clickhouse/chain-reads.js';
+import { createClickHouse } from '../clickhouse/client.js';
+import { latestViolations, verdictCounts } from '../read/chain-reads.js';
 import type { Command } from './command.js';
 import { parseOptions, wholeNumberOption } from './command.js';
 import { printable } from './terminal.js';

@@ -1,10 +1,12 @@
 import { DATETIME_MAX_SECONDS } from '../decode/time.js';
 import { createRedis, probeRedis } from '../jobs/redis.js';
 import { pruneChainFlags } from '../rollups/chain.js';
-import { compact, compactor, rebuild, sweep, type RollupDeps } from '../rollups/rollups.js';
-import { createClickHouse } from '../sink/clickhouse/client.js';
-import { clusterTarget } from '../sink/clickhouse/cluster-ddl.js';
-import { stateSqlFor } from '../sink/clickhouse/replicas.js';
+import { compact, compactor } from '../rollups/compact.js';
+import type { RollupDeps } from '../rollups/deps.js';
+import { rebuild, sweep } from '../rollups/rollups.js';
+import { createClickHouse } from '../clickhouse/client.js';
+import { clusterTarget } from '../clickhouse/cluster.js';
+import { stateSqlFor } from '../clickhouse/replicas.js';
 import { migratorSettings } from '../config/index.js';
 import type { Command } from './command.js';
 import { parseOptions, UsageError } from './command.js';

@@ -1,7 +1,7 @@
 import type { Server } from 'node:http';
 import type { ClickHouseClient } from '@clickhouse/client';
-import { CLUSTER_READ_SETTINGS, createClickHouse } from '../sink/clickhouse/client.js';
-import { sessionReadonly, sessionSettings } from '../sink/clickhouse/reads.js';
+import { CLUSTER_READ_SETTINGS, createClickHouse } from '../clickhouse/client.js';
+import { sessionReadonly, sessionSettings } from '../clickhouse/server.js';
 import { pageEndpoints } from '../serve/endpoints.js';
 import { createServeServer, RequestError, type ApiCommand } from '../serve/server.js';
 import { alertsCommand } from './alerts.js';

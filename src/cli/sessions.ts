@@ -1,5 +1,5 @@
-import { createClickHouse } from '../sink/clickhouse/client.js';
-import { crazeSessions, type SessionSummary } from '../sink/clickhouse/session-reads.js';
+import { createClickHouse } from '../clickhouse/client.js';
+import { crazeSessions, type SessionSummary } from '../read/session-reads.js';
 import { picoToUsdText } from '../money/picodollars.js';
 import type { Command } from './command.js';
 import { parseSince } from '../read/since.js';

@@ -1,7 +1,7 @@
 import { picoToUsdText } from '../money/picodollars.js';
 import { parseSince } from '../read/since.js';
 import { readSpend, SPEND_BY, SPEND_SOURCES, type SpendBy, type SpendRow, type SpendSource } from '../read/spend.js';
-import { createClickHouse } from '../sink/clickhouse/client.js';
+import { createClickHouse } from '../clickhouse/client.js';
 import type { Command } from './command.js';
 import { parseOptions, UsageError, wholeNumberOption } from './command.js';
 import { printable } from './terminal.js';

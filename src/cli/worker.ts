@@ -1,7 +1,8 @@
 import { Queue, Worker } from 'bullmq';
 import { loadBudgets } from '../alerts/budgets.js';
 import { deliveryProcessor } from '../alerts/delivery.js';
-import { alertWatermark, firingByRule } from '../alerts/sweep.js';
+import { alertWatermark } from '../alerts/cursor.js';
+import { firingByRule } from '../alerts/state-store.js';
 import { migratorSettings } from '../config/index.js';
 import {
   ALERT_DELIVERIES_QUEUE,
@@ -21,10 +22,11 @@ import {
 import { createRedis, probeRedis, redisFailure } from '../jobs/redis.js';
 import { failureMessage } from '../observability/errors.js';
 import { createWorkerMetrics, serveMetrics } from '../observability/metrics.js';
-import { compactor, watermarks } from '../rollups/rollups.js';
-import { createClickHouse, REPLICA_DELAY_LIMIT_S } from '../sink/clickhouse/client.js';
-import { clusterTarget } from '../sink/clickhouse/cluster-ddl.js';
-import { stateSqlFor, type StateSql } from '../sink/clickhouse/replicas.js';
+import { compactor } from '../rollups/compact.js';
+import { watermarks } from '../rollups/rollups.js';
+import { createClickHouse, REPLICA_DELAY_LIMIT_S } from '../clickhouse/client.js';
+import { clusterTarget } from '../clickhouse/cluster.js';
+import { stateSqlFor, type StateSql } from '../clickhouse/replicas.js';
 import { alertSweepProcessor, evaluationProcessor } from '../worker/alert-jobs.js';
 import { jobContext } from '../worker/job-context.js';
 import { rollupSweepProcessor } from '../worker/rollup-sweep.js';

@@ -10,7 +10,7 @@ import type { Metrics } from '../observability/metrics.js';
 import type { SourceRecord, Stream, StreamBatch } from '../pipeline/stream.js';
 import type { KafkaColumns } from '../rows/rows.js';
 import { failureKind } from './failures.js';
-import { where } from './flusher.js';
+import { where } from './writer.js';
 
 /** What the isolation says of the records it quarantines. */
 export interface IsolateDeps {

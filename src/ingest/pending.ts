@@ -1,22 +1,11 @@
 /**
- * The ingest buffer: what one flush writes (rows per stream, dead letters,
- * the offsets to commit after them) and what it has done so far, kept across
- * its retries (stamp, inserts tried, streams landed).
+ * A buffer's rows: what one flush writes (rows per stream, dead letters) and
+ * what its write has done so far, kept across its retries (stamp, inserts
+ * tried, streams landed). Its offsets, and what the rules decide of it, are
+ * the machine's (machine.ts, BufferState with the same id).
  */
 import type { KafkaColumns } from '../rows/rows.js';
 import type { DeadLetter, SourceRecord, Stream, StreamBatch } from '../pipeline/stream.js';
-
-export interface Position {
-  readonly topic: string;
-  readonly partition: number;
-  readonly offset: string;
-  /**
-   * Commit metadata: the Unix seconds of the flush that made `offset` durable
-   * (its ingested_at). A later reader knows every row past the commit was
-   * inserted after it, and reads only recent parts.
-   */
-  readonly metadata?: string;
-}
 
 /**
  * How far apart two members' clocks (and a flush's stamp and its commit) may
@@ -34,12 +23,6 @@ export interface Pending {
   /** Rows per stream, each written by one insert into its table. */
   rows: Map<Stream, KafkaColumns[]>;
   deadLetters: DeadLetter[];
-  /** Next offset to commit per "topic:partition", once the rows are durable. */
-  positions: Map<string, Position>;
-  since: number;
-  /** Rows and dead letters buffered, and their estimated size in bytes. */
-  count: number;
-  bytes: number;
   /** The ingested_at of every row of this buffer (and its Unix seconds), set at its first flush attempt and kept by retries. */
   stamp: string | undefined;
   stampSeconds: number;
@@ -54,39 +37,20 @@ export interface Pending {
   records: Map<Stream, SourceRecord[]>;
   /** Streams whose state went past rows the server refused: reset once this buffer is durable. */
   rebuild: Set<Stream>;
-  /** Per "topic:partition", the first offset of this buffer (where a rewind goes back to). */
-  starts: Map<string, Position>;
   /** Per stream, the number of this buffer in the stream's state, once sealed. */
   sealed: Map<Stream, number>;
-  /** Set when this member dropped the buffer (a rebalance, a lost ownership): a flush of it ends without committing. */
-  dropped: boolean;
-}
-
-/** A sealed buffer's flush. */
-export interface Flight {
-  readonly p: Pending;
-  /** The flush running, or undefined once it failed (the next try starts it again). */
-  done: Promise<void> | undefined;
-  /** Running, over (its rows durable), or failed (to be tried again). */
-  state: 'running' | 'done' | 'failed';
 }
 
 export const emptyPending = (): Pending => ({
   rows: new Map(),
   deadLetters: [],
-  positions: new Map(),
-  since: 0,
-  count: 0,
-  bytes: 0,
   stamp: undefined,
   stampSeconds: 0,
   landed: new Set(),
   tried: new Map(),
   records: new Map(),
   rebuild: new Set(),
-  starts: new Map(),
   sealed: new Map(),
-  dropped: false,
 });
 
 /**
@@ -94,7 +58,7 @@ export const emptyPending = (): Pending => ({
  * themselves (cheaper than measuring every row): a row holds its record's
  * text at most twice as long once JSON-escaped, plus columns and state.
  */
-function insertBytes(records: readonly SourceRecord[]): number {
+export function insertBytes(records: readonly SourceRecord[]): number {
   let n = 0;
   for (const r of records) n += 2 * (r.value?.length ?? 0) + 1024;
   return n;
@@ -108,8 +72,6 @@ export function buffer(p: Pending, stream: Stream, records: readonly SourceRecor
   let rows = p.rows.get(stream);
   if (!rows) p.rows.set(stream, (rows = []));
   for (const row of outcome.rows) rows.push(row);
-  p.bytes += insertBytes(records);
-  p.count += outcome.rows.length + outcome.deadLetters.length;
   p.deadLetters.push(...outcome.deadLetters);
 }
 

@@ -6,15 +6,15 @@
  */
 import type { Logger } from '../observability/logger.js';
 import type { Stream } from '../pipeline/stream.js';
-import type { Committed, IngestEdges } from './group.js';
-import { sinceOf, type Position } from './pending.js';
+import type { Committed, KafkaGroup, Position } from '../kafka/contract.js';
+import { sinceOf } from './pending.js';
 
 export class ReadBack {
   /** The group's committed offsets and their metadata per topic, read once per generation. */
   private readonly committed = new Map<string, Promise<Map<number, Committed>>>();
 
   constructor(
-    private readonly edges: Pick<IngestEdges, 'committedOffsets'>,
+    private readonly edges: Pick<KafkaGroup, 'committedOffsets'>,
     private readonly log: Logger,
   ) {}
 

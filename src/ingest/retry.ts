@@ -4,11 +4,12 @@
  * help (a stop, a lost membership, a runner kafkajs stopped, a failure of
  * kind content or fatal).
  */
-import type { EachBatchPayload } from 'kafkajs';
-import { asError, failureMessage, TimeoutError, TransientError, within } from '../observability/errors.js';
+import type { BatchPayload } from '../kafka/contract.js';
+import { CoordinatorLost, membershipError } from '../kafka/errors.js';
+import { asError, failureMessage, TimeoutError, within } from '../observability/errors.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
-import { failureKind, membershipError } from './failures.js';
+import { failureKind } from './failures.js';
 
 export interface RetryDeps {
   readonly log: Logger;
@@ -30,25 +31,6 @@ export interface RetryDeps {
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-/**
- * No heartbeat has reached the group's coordinator for longer than the
- * session timeout: the group has expelled this member by now, whatever it
- * holds. Typed as kafkajs's NOT_COORDINATOR_FOR_GROUP, which its runner
- * meets by joining again, and joining looks the coordinator up afresh.
- * Without that, kafkajs 2.2.4 keeps heartbeating and committing to the
- * coordinator it cached, which may be a broker that is gone
- * (tulios/kafkajs#1779): ingest would wait for that broker forever. A lost
- * membership (failures.ts): the buffer is dropped, the owner after the
- * rejoin reads the records again.
- */
-export class CoordinatorLost extends TransientError {
-  override name = 'CoordinatorLost';
-  readonly type = 'NOT_COORDINATOR_FOR_GROUP';
-  constructor(silentMs: number, cause: unknown, what = 'no heartbeat reached') {
-    super(`${what} the group coordinator for ${silentMs} ms, longer than the session timeout: joining the group again to find its coordinator (${failureMessage(cause)})`, { cause });
-  }
-}
 
 /**
  * A request to Kafka that got no answer in time, in or behind `err`. Inside
@@ -104,7 +86,7 @@ export class BatchRetry {
    * restart (member alive, heartbeats answered, every partition paused).
    */
   async untilDone(
-    { heartbeat, isRunning }: Pick<EachBatchPayload, 'heartbeat' | 'isRunning'>,
+    { heartbeat, isRunning }: Pick<BatchPayload, 'heartbeat' | 'isRunning'>,
     at: Record<string, unknown>,
     work: () => Promise<void>,
   ): Promise<void> {

@@ -88,7 +88,7 @@ export const ALERT_JOB_OPTIONS = {
  * next sweep. Its own queue, ALERT_EVALUATIONS_QUEUE, with its own worker:
  * a long sweep (a backlog of loops) never holds a fresh evaluation back. An
  * evaluation beside a sweep is safe: each alert state steps by
- * compare-and-set (src/alerts/sweep.ts), so the two never notify twice.
+ * compare-and-set (src/alerts/transitions.ts), so the two never notify twice.
  *
  * The loops are not in the job: they gather in a Redis set until a job takes
  * them, and the job is deduplicated (one waiting, one running at most), so

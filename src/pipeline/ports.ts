@@ -1,6 +1,6 @@
 /**
  * What the pipeline needs of durable state, as small interfaces: the
- * ClickHouse stores (sink/clickhouse/) implement them for `ingest`, the
+ * ClickHouse stores (store/) implement them for `ingest`, the
  * in-memory chains (verify/memory-chains.ts) for `agentledger verify` and the
  * benchmark. They conform structurally (no import runs back up from the sink;
  * the composition roots check them). Each is the source of truth its pipeline reads back after a

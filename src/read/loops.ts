@@ -5,9 +5,10 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import { foldLoopTree, treeOrder } from '../account/loop-tree.js';
 import { loopChildren, storedSummaries } from '../rollups/loop-summaries.js';
-import { loopSpawnLinks, loopSpawnLinksOf, runtimeLoopRows, runtimeLoopRowsOf, type RuntimeLoopRow } from '../sink/clickhouse/loop-reads.js';
-import { byBytes } from '../sink/clickhouse/read-values.js';
-import { inListChunks, queryRows } from '../sink/clickhouse/sql.js';
+import { loopSpawnLinks, loopSpawnLinksOf, runtimeLoopRows, runtimeLoopRowsOf, type RuntimeLoopRow } from '../rollups/loop-reads.js';
+import { byBytes } from '../clickhouse/read-values.js';
+import { inListChunks } from '../clickhouse/sql.js';
+import { queryRows } from './queries.js';
 
 /** One loop as `loops --json` prints it (the command's documented output). */
 export interface LoopSummary {

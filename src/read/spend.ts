@@ -3,7 +3,7 @@
  * name, root or source: what `spend --json` prints and `/api/spend` answers.
  */
 import type { ClickHouseClient } from '@clickhouse/client';
-import { rollupSpendGroups, spendGroups, type SpendGroup } from '../sink/clickhouse/spend-reads.js';
+import { rollupSpendGroups, spendGroups, type SpendGroup } from './spend-reads.js';
 import { readLoops } from './loops.js';
 
 export const SPEND_BY = ['model', 'day', 'name', 'root', 'source'] as const;

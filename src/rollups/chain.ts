@@ -15,9 +15,13 @@
  * recompute that read earlier data (a lower version) never wins.
  */
 import type { ClickHouseClient } from '@clickhouse/client';
-import { inListChunks, queryRows, querySql, renderSql, type SqlValue } from '../sink/clickhouse/sql.js';
+import { inListChunks, renderSql, type SqlValue } from '../clickhouse/sql.js';
+import { queryRows, querySql } from './queries.js';
+import type { Claim } from './claim.js';
+import { mutate, type Admin } from './compact.js';
+import type { RollupDeps } from './deps.js';
 import { loopsStoredSinceMark } from './loop-summaries.js';
-import { type Admin, type Claim, everyLoopSql, mutate, type RollupDeps } from './rollups.js';
+import { everyLoopSql } from './statements.js';
 
 /** loop_ids appears three times in chain_flags_insert.sql; max_query_size is 262,144 bytes. */
 const LOOP_LIST_BYTES = 60_000;

@@ -12,10 +12,13 @@
  * read every row a lower one had to.
  */
 import type { ClickHouseClient } from '@clickhouse/client';
-import { loopRow, runtimeLoopRows, runtimeLoopRowsOf, type RuntimeLoopJson, type RuntimeLoopRow } from '../sink/clickhouse/loop-reads.js';
-import { byBytes, type Int64Json } from '../sink/clickhouse/read-values.js';
-import { inListChunks, queryRows, querySql, renderSql } from '../sink/clickhouse/sql.js';
-import { type Claim, everyLoopSql, type RollupDeps } from './rollups.js';
+import { loopRow, runtimeLoopRows, runtimeLoopRowsOf, type RuntimeLoopJson, type RuntimeLoopRow } from './loop-reads.js';
+import { byBytes, type Int64Json } from '../clickhouse/read-values.js';
+import { inListChunks, renderSql } from '../clickhouse/sql.js';
+import { queryRows, querySql } from './queries.js';
+import type { Claim } from './claim.js';
+import type { RollupDeps } from './deps.js';
+import { everyLoopSql } from './statements.js';
 
 /** loop_ids appears twice in loop_children_of.sql, once in loop_summaries_of.sql; max_query_size is 262,144 bytes. */
 const LOOP_LIST_BYTES = 60_000;

@@ -7,7 +7,7 @@
  *
  * A neutral module: the stages fill these shapes and the sink writes them,
  * so neither imports the other for them. The insert column lists are the
- * sink's (sink/clickhouse/columns.ts).
+ * sink's (store/columns.ts).
  */
 import type { EnvelopeSlots } from './envelope-facts.js';
 

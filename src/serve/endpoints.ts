@@ -1,7 +1,7 @@
 /**
  * The page's endpoints beyond the commands' JSON (docs/dashboards.md "The page"): each a
  * function of the query string, reading through the typed read layer
- * (sink/clickhouse/page-reads.ts) as the read-only user. Parameters are
+ * (page-reads.ts) as the read-only user. Parameters are
  * checked first (params.ts): a bad one is a 400 with one line.
  *
  * Money is a decimal string of integer picodollars everywhere (`…PicoUsd`),
@@ -21,7 +21,7 @@ import {
   treeLoops,
   violations,
   type SeriesBy,
-} from '../sink/clickhouse/page-reads.js';
+} from './page-reads.js';
 import { foldSeries, foldTree } from './fold.js';
 import { clampSeconds, DAY_S, FILTER_KEYS, filters, HOUR_S, seriesQuery, takeParams, utcMidnight, when, wholeNumber } from './params.js';
 import { RequestError, type EndpointHandler } from './server.js';

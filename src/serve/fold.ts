@@ -5,7 +5,7 @@
  * picodollars; nothing here goes through a float.
  */
 import { treeOrder } from '../account/loop-tree.js';
-import type { SeriesCell, TreeFactRow, TreeLoopRow } from '../sink/clickhouse/page-reads.js';
+import type { SeriesCell, TreeFactRow, TreeLoopRow } from './page-reads.js';
 
 /** One key's line of a series: per bucket, in the order of `buckets`. */
 export interface SeriesLine {

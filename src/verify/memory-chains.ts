@@ -3,7 +3,7 @@
  * `agentledger verify` over files and for the CPU benchmark. It verifies
  * envelopes one by one in the order given, which makes it the reference the
  * consumer must agree with whatever its batches and flushes. The consumer keeps
- * the same state in ClickHouse (sink/clickhouse/envelope-store.ts); both answer
+ * the same state in ClickHouse (store/envelope-store.ts); both answer
  * the pipeline's ChainPort (pipeline/ports.ts): heads() and versions().
  */
 import type { Envelope } from '../decode/envelope.js';

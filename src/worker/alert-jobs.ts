@@ -6,7 +6,8 @@
  */
 import type { Job, Queue } from 'bullmq';
 import { addNews, askEvaluation, takeNews } from '../alerts/news.js';
-import { alertEvaluate, alertSweep, type AlertSweepDeps } from '../alerts/sweep.js';
+import { alertEvaluate, alertSweep } from '../alerts/sweep.js';
+import type { AlertSweepDeps } from '../alerts/sweep-deps.js';
 import { ALERT_EVALUATE_JOB, ALERT_SWEEP_JOB, alertEvaluatePayload, alertSweepPayload, EVALUATE_MAX_LOOPS } from '../jobs/queues.js';
 import type { JobContext } from './job-context.js';
 

@@ -8,8 +8,9 @@ import type { Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { SWEEP_SCHEDULER, sweepPayload } from '../jobs/queues.js';
 import { pruneChainFlags } from '../rollups/chain.js';
-import { compact, pruneSweepRecords, sweep, type Admin } from '../rollups/rollups.js';
-import type { StateSql } from '../sink/clickhouse/replicas.js';
+import { compact, pruneSweepRecords, type Admin } from '../rollups/compact.js';
+import { sweep } from '../rollups/rollups.js';
+import type { StateSql } from '../clickhouse/replicas.js';
 import type { JobContext } from './job-context.js';
 
 export interface RollupSweepDeps {

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { Queue, Worker } from 'bullmq';
 import { deliveryProcessor, enqueueNotice, failedDeliveries } from '../../src/alerts/delivery.js';
-import type { AlertCondition } from '../../src/alerts/rules.js';
+import type { AlertCondition } from '../../src/alerts/condition.js';
 import { step, type AlertState } from '../../src/alerts/state.js';
 import { notice, noticeOf, type Notice } from '../../src/alerts/webhook.js';
 import { ALERT_DELIVERIES_QUEUE } from '../../src/jobs/queues.js';

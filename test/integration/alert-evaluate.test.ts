@@ -17,8 +17,8 @@ import { ALERT_EVALUATE_JOB, ALERT_EVALUATIONS_QUEUE, ALERT_SWEEP_SCHEDULER, ALE
 import { createRedis } from '../../src/jobs/redis.js';
 import { peekNews } from '../../src/alerts/news.js';
 import { createLogger } from '../../src/observability/logger.js';
-import { migrate } from '../../src/sink/clickhouse/migrate.js';
-import { createKafka, ensureTopics, TOPIC_CONFIG } from '../../src/sources/kafka.js';
+import { migrate } from '../../src/migrate/migrate.js';
+import { createKafka, ensureTopics, TOPIC_CONFIG } from '../../src/kafka/client.js';
 import { query } from '../support/clickhouse.js';
 import { testContext, type TestContext } from '../support/context.js';
 import { chain } from '../support/envelope-chain.js';

@@ -9,11 +9,12 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { Queue } from 'bullmq';
-import { alertEvaluate, alertSweep, PRUNE_RESOLVED_AFTER_MS } from '../../src/alerts/sweep.js';
+import { PRUNE_RESOLVED_AFTER_MS } from '../../src/alerts/state-store.js';
+import { alertEvaluate, alertSweep } from '../../src/alerts/sweep.js';
 import { ALERT_DELIVERIES_QUEUE } from '../../src/jobs/queues.js';
 import { createRedis } from '../../src/jobs/redis.js';
 import { createLogger } from '../../src/observability/logger.js';
-import { createClickHouse } from '../../src/sink/clickhouse/client.js';
+import { createClickHouse } from '../../src/clickhouse/client.js';
 import { query } from '../support/clickhouse.js';
 import { ingestStuckLoops, sweepDeps } from '../support/alert-sweeps.js';
 import { testContext, type TestContext } from '../support/context.js';

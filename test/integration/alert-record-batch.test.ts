@@ -13,7 +13,7 @@ import { alertSweep } from '../../src/alerts/sweep.js';
 import { ALERT_DELIVERIES_QUEUE } from '../../src/jobs/queues.js';
 import { createRedis } from '../../src/jobs/redis.js';
 import { createLogger } from '../../src/observability/logger.js';
-import { createClickHouse } from '../../src/sink/clickhouse/client.js';
+import { createClickHouse } from '../../src/clickhouse/client.js';
 import { query } from '../support/clickhouse.js';
 import { ingestStuckLoops, sweepDeps } from '../support/alert-sweeps.js';
 import { testContext, type TestContext } from '../support/context.js';

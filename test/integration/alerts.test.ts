@@ -17,7 +17,7 @@ import { ALERT_SWEEP_JOB } from '../../src/jobs/queues.js';
 import { envelopeJson } from '../../src/demo/traffic/envelope.js';
 import { createRedis } from '../../src/jobs/redis.js';
 import { createLogger } from '../../src/observability/logger.js';
-import { migrate } from '../../src/sink/clickhouse/migrate.js';
+import { migrate } from '../../src/migrate/migrate.js';
 import { query } from '../support/clickhouse.js';
 import { testContext, type TestContext } from '../support/context.js';
 import { REPO_ROOT, services } from '../support/services.js';

@@ -10,7 +10,7 @@
  * of the first. The new owner's heads and versions are in parts some
  * replicas lack: read through the Distributed table alone, it would judge an
  * honest next link a gap and store redeliveries a second time. Read from
- * every replica (src/sink/clickhouse/replicas.ts), nothing changes: every
+ * every replica (src/clickhouse/replicas.ts), nothing changes: every
  * link once, every verdict ok, and once fetches resume, the two replicas of
  * each shard hold the same rows. Runs only with AGENTLEDGER_TEST_CLUSTER=1
  * (as cluster-stack.test.ts: a cluster it started is stopped at the end).

@@ -13,9 +13,10 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { MIGRATIONS_DIR } from '../../src/cli/migrate.js';
 import { parseConfig } from '../../src/config/index.js';
-import { clickhouseErrorCode, createClickHouse } from '../../src/sink/clickhouse/client.js';
-import { DdlTimeoutError, explainDdlTimeout } from '../../src/sink/clickhouse/ddl-laggards.js';
-import { loadMigrations, migrate } from '../../src/sink/clickhouse/migrate.js';
+import { clickhouseErrorCode, createClickHouse } from '../../src/clickhouse/client.js';
+import { DdlTimeoutError, explainDdlTimeout } from '../../src/migrate/ddl-laggards.js';
+import { loadMigrations } from '../../src/migrate/migrations.js';
+import { migrate } from '../../src/migrate/migrate.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { CLUSTER_SKIP, CLUSTER_TEST_USER, clusterPid, migrateCluster, query, SERVERS, useCluster } from '../support/cluster.js';
 

@@ -1,5 +1,5 @@
 /**
- * Every query file (src/sink/clickhouse/queries) runs on the local cluster,
+ * Every query file (each src/<feature>/queries/) runs on the local cluster,
  * with its `-- param:` examples, as the writer sends it: through the
  * Distributed tables with the cluster's settings, a mutation ON CLUSTER on
  * its local tables (mutationSql). 18.16 refuses over a Distributed table
@@ -10,21 +10,19 @@
  * only with AGENTLEDGER_TEST_CLUSTER=1.
  */
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { MIGRATIONS_DIR } from '../../src/cli/migrate.js';
 import { createLogger } from '../../src/observability/logger.js';
-import { createClickHouse } from '../../src/sink/clickhouse/client.js';
-import { migrate } from '../../src/sink/clickhouse/migrate.js';
-import { clusterTarget, mutationSql } from '../../src/sink/clickhouse/cluster-ddl.js';
-import { querySql } from '../../src/sink/clickhouse/sql.js';
+import { createClickHouse } from '../../src/clickhouse/client.js';
+import { migrate } from '../../src/migrate/migrate.js';
+import { clusterTarget, mutationSql } from '../../src/clickhouse/cluster.js';
+import { queryFiles, queryPath, querySql } from '../support/query-files.js';
 import { runToEnd } from '../support/cli-run.js';
 import { testContext } from '../support/context.js';
 import { CLUSTER_SKIP, clusterContexts } from '../support/cluster.js';
 import { serveEnv, startServe } from '../support/serve.js';
 
-const QUERIES_DIR = fileURLToPath(new URL('../../../src/sink/clickhouse/queries/', import.meta.url));
 const clusterContext = clusterContexts().make;
 
 /** `-- param: NAME TYPE EXAMPLE` lines (TYPE may hold spaces inside parentheses), by name: type and example. */
@@ -42,7 +40,7 @@ function exampleParams(text: string): Map<string, { type: string; example: strin
 
 /** A query file with its examples in place of its placeholders (`IN {x:Array(…)}` as `IN (…)`, as renderSql writes it). */
 function withExamples(name: string): string {
-  const params = exampleParams(readFileSync(`${QUERIES_DIR}${name}.sql`, 'utf8'));
+  const params = exampleParams(readFileSync(queryPath(`${name}.sql`), 'utf8'));
   return querySql(name).replace(/(\bIN\s+)?\{(\w+):([^}]+)\}/gi, (_all, inKeyword: string | undefined, param: string) => {
     const p = params.get(param);
     assert.ok(p, `${name}.sql: no example for ${param}`);
@@ -55,7 +53,7 @@ test('every query file runs on the cluster through the Distributed tables, with 
   const ctx = await clusterContext('cluster_queries');
   const ch = createClickHouse(ctx.config.clickhouse);
   const target = clusterTarget(ctx.config.clickhouse);
-  const names = readdirSync(QUERIES_DIR).filter((f) => f.endsWith('.sql')).map((f) => f.slice(0, -4)).sort();
+  const names = queryFiles().map((f) => f.slice(0, -4)).sort();
   const failed: string[] = [];
   try {
     for (const name of names) {

@@ -14,21 +14,20 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { MIGRATIONS_DIR } from '../../src/cli/migrate.js';
 import { createLogger } from '../../src/observability/logger.js';
-import { createClickHouse } from '../../src/sink/clickhouse/client.js';
-import { decimalTextSql, expandIncludes, querySql } from '../../src/sink/clickhouse/sql.js';
-import { migrate } from '../../src/sink/clickhouse/migrate.js';
+import { createClickHouse } from '../../src/clickhouse/client.js';
+import { decimalTextSql, expandIncludes } from '../../src/clickhouse/sql.js';
+import { queryFiles, queryPath, querySql } from '../support/query-files.js';
+import { migrate } from '../../src/migrate/migrate.js';
 import { query } from '../support/clickhouse.js';
 import { testContext, type TestContext } from '../support/context.js';
 import { BIN, prng } from '../support/processes.js';
 import { foldRow } from '../../src/rows/envelope-facts.js';
 
-const QUERIES_DIR = fileURLToPath(new URL('../../../src/sink/clickhouse/queries/', import.meta.url));
 const log = createLogger('error');
 let ctx: TestContext;
 
@@ -246,11 +245,11 @@ test('migration 0017 renders every sum with the one expression, and no sum with 
 });
 
 test('the query files render every sum with decimal_text(), and no sum with toString alone', () => {
-  const files = readdirSync(QUERIES_DIR).filter((f) => f.endsWith('.sql'));
+  const files = queryFiles();
   let rendered = 0;
   for (const file of files) {
     const sql = querySql(file.replace(/\.sql$/, '')).replace(/\s+/g, ' ');
-    const names = [...expandIncludes(readFileSync(join(QUERIES_DIR, file), 'utf8')).matchAll(/\bdecimal_text\((\w+)\)/g)].map((m) => m[1]!);
+    const names = [...expandIncludes(readFileSync(queryPath(file), 'utf8')).matchAll(/\bdecimal_text\((\w+)\)/g)].map((m) => m[1]!);
     rendered += names.length;
     const rest = names.reduce((text, d) => text.split(decimalTextSql(d)).join(''), sql);
     assert.ok(!rest.includes('decimal_text('), `${file}: decimal_text() of something other than a column or alias`);

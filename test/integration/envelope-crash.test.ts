@@ -11,9 +11,9 @@ import { Partitioners } from 'kafkajs';
 import { MIGRATIONS_DIR } from '../../src/cli/migrate.js';
 import { defaultViolationPlan, generateTraffic, type ExpectedTraffic } from '../../src/demo/traffic/index.js';
 import { createLogger } from '../../src/observability/logger.js';
-import { createClickHouse } from '../../src/sink/clickhouse/client.js';
-import { migrate } from '../../src/sink/clickhouse/migrate.js';
-import { createKafka, ensureTopics, TOPIC_CONFIG } from '../../src/sources/kafka.js';
+import { createClickHouse } from '../../src/clickhouse/client.js';
+import { migrate } from '../../src/migrate/migrate.js';
+import { createKafka, ensureTopics, TOPIC_CONFIG } from '../../src/kafka/client.js';
 import { testContext, type TestContext } from '../support/context.js';
 import { prng, runCli, sleep, type Running } from '../support/processes.js';
 

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { after, test } from 'node:test';
 import { createLogger } from '../../src/observability/logger.js';
-import { createKafka } from '../../src/sources/kafka.js';
+import { createKafka } from '../../src/kafka/client.js';
 import { query } from '../support/clickhouse.js';
 import type { TestContext } from '../support/context.js';
 import { assertExactlyOnce, faultTraffic, finish, waitForRows } from '../support/fault-traffic.js';

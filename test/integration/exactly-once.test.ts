@@ -19,10 +19,10 @@ import { defaultViolationPlan, generateTraffic } from '../../src/demo/traffic/in
 import { decodeEnvelope, DEFAULT_DECODE_OPTIONS } from '../../src/decode/envelope.js';
 import { parseRfc3339, toClickHouseDateTime } from '../../src/decode/time.js';
 import { createLogger } from '../../src/observability/logger.js';
-import { createClickHouse } from '../../src/sink/clickhouse/client.js';
-import { EnvelopeStore } from '../../src/sink/clickhouse/envelope-store.js';
-import { migrate } from '../../src/sink/clickhouse/migrate.js';
-import { createKafka, ensureTopics, TOPIC_CONFIG } from '../../src/sources/kafka.js';
+import { createClickHouse } from '../../src/clickhouse/client.js';
+import { EnvelopeStore } from '../../src/store/envelope-store.js';
+import { migrate } from '../../src/migrate/migrate.js';
+import { createKafka, ensureTopics, TOPIC_CONFIG } from '../../src/kafka/client.js';
 import { MemoryChains } from '../../src/verify/memory-chains.js';
 import { command, query } from '../support/clickhouse.js';
 import { testContext, type TestContext } from '../support/context.js';

@@ -26,11 +26,12 @@ import { ChainState, processEnvelopeBatch } from '../../src/pipeline/envelopes.j
 import type { SourceRecord } from '../../src/pipeline/stream.js';
 import { ENVELOPE_FACTS, FACT_NAMES, factSql, SLOT_NAMES, unfoldSlots, type FactName } from '../../src/rows/envelope-facts.js';
 import type { EnvelopeRow } from '../../src/rows/rows.js';
-import { clickhouseErrorCode, createClickHouse } from '../../src/sink/clickhouse/client.js';
-import { EnvelopeStore } from '../../src/sink/clickhouse/envelope-store.js';
-import { ENVELOPE_COLUMNS } from '../../src/sink/clickhouse/columns.js';
-import { loadMigrations, migrate } from '../../src/sink/clickhouse/migrate.js';
-import { insertTsv, type Columns } from '../../src/sink/clickhouse/tsv.js';
+import { clickhouseErrorCode, createClickHouse } from '../../src/clickhouse/client.js';
+import { EnvelopeStore } from '../../src/store/envelope-store.js';
+import { ENVELOPE_COLUMNS } from '../../src/store/columns.js';
+import { loadMigrations } from '../../src/migrate/migrations.js';
+import { migrate } from '../../src/migrate/migrate.js';
+import { insertTsv, type Columns } from '../../src/store/tsv.js';
 import { query } from '../support/clickhouse.js';
 import { testContext, type TestContext } from '../support/context.js';
 import { migrationsUpTo } from '../support/migrations.js';

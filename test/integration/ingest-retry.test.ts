@@ -10,12 +10,13 @@ import { after, test } from 'node:test';
 import { Partitioners } from 'kafkajs';
 import { MIGRATIONS_DIR } from '../../src/cli/migrate.js';
 import { createLogger } from '../../src/observability/logger.js';
-import { migrate } from '../../src/sink/clickhouse/migrate.js';
+import { migrate } from '../../src/migrate/migrate.js';
 import { createMetrics } from '../../src/observability/metrics.js';
-import { createClickHouse } from '../../src/sink/clickhouse/client.js';
-import { kafkaEdges } from '../../src/ingest/group.js';
+import { createClickHouse } from '../../src/clickhouse/client.js';
+import { kafkaGroup } from '../../src/kafka/group.js';
+import { ingestEdges } from '../../src/ingest/edges.js';
 import { Ingestor } from '../../src/ingest/ingestor.js';
-import { createKafka, ensureTopics } from '../../src/sources/kafka.js';
+import { createKafka, ensureTopics } from '../../src/kafka/client.js';
 import type { StorePort } from '../../src/pipeline/ports.js';
 import type { SourceRecord, Stream, StreamBatch } from '../../src/pipeline/stream.js';
 import type { KafkaColumns } from '../../src/rows/rows.js';
@@ -88,7 +89,7 @@ test('a retried flush whose first insert landed stores nothing twice', { timeout
 
   const stream = new LostAnswerStream(topic);
   const clickhouse = createClickHouse(ctx.config.clickhouse);
-  const ingestor = new Ingestor({ edges: kafkaEdges(kafka, clickhouse, ctx.config), config: ctx.config, log, metrics: createMetrics() }, [stream]);
+  const ingestor = new Ingestor({ edges: ingestEdges(kafkaGroup(kafka, ctx.config), clickhouse), config: ctx.config, log, metrics: createMetrics() }, [stream]);
   await ingestor.start();
   for (let i = 0; i < 400 && (stream.stored.length < 50 || ingestor.buffered > 0); i++) await sleep(50);
   await sleep(500);

@@ -3,18 +3,17 @@
  * returns as if it had committed when its runner is not running (stopping,
  * or restarting after a crash, while it waits for the batch in flight), and
  * sends nothing. A fence that passed on that return would let a member whose
- * session may already be gone insert its buffer. kafkaEdges().commit must
+ * session may already be gone insert its buffer. kafkaGroup().commit must
  * fail instead (CommitNotSent, a lost membership to the flusher), and a
  * commit sent while the runner runs must still pass and land.
  */
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import { Partitioners } from 'kafkajs';
-import { CommitNotSent, kafkaEdges } from '../../src/ingest/group.js';
-import { membershipError } from '../../src/ingest/failures.js';
+import { kafkaGroup } from '../../src/kafka/group.js';
+import { CommitNotSent, membershipError } from '../../src/kafka/errors.js';
 import { createLogger } from '../../src/observability/logger.js';
-import { createClickHouse } from '../../src/sink/clickhouse/client.js';
-import { createKafka, ensureTopics } from '../../src/sources/kafka.js';
+import { createKafka, ensureTopics } from '../../src/kafka/client.js';
 import { testContext, type TestContext } from '../support/context.js';
 import { sleep } from '../support/processes.js';
 
@@ -35,9 +34,8 @@ test('a commit kafkajs does not send (its runner stopping while a batch is in fl
   await producer.send({ topic, messages: [{ value: 'a' }, { value: 'b' }, { value: 'c' }] });
   await producer.disconnect();
 
-  const ch = createClickHouse(ctx.config.clickhouse, 'default');
-  const edges = kafkaEdges(kafka, ch, ctx.config);
-  edges.listen({ rebalancing: () => undefined, joined: () => undefined, batchEnded: () => undefined, crashed: () => undefined, coordinatorAnswered: () => undefined });
+  const edges = kafkaGroup(kafka, ctx.config);
+  edges.listen({ rebalancing: () => undefined, joined: () => undefined, filtered: () => undefined, crashed: () => undefined, coordinatorAnswered: () => undefined });
   await edges.connect();
   let release!: () => void;
   const held = new Promise<void>((r) => (release = r));
@@ -75,6 +73,5 @@ test('a commit kafkajs does not send (its runner stopping while a batch is in fl
   } finally {
     release();
     await (stopping ?? edges.disconnect());
-    await ch.close();
   }
 });

@@ -23,13 +23,14 @@ import { createLogger } from '../../src/observability/logger.js';
 import { createMetrics } from '../../src/observability/metrics.js';
 import { EnvelopeStream } from '../../src/pipeline/envelopes.js';
 import type { SourceRecord, StreamBatch } from '../../src/pipeline/stream.js';
-import { createClickHouse } from '../../src/sink/clickhouse/client.js';
-import { EnvelopeStore } from '../../src/sink/clickhouse/envelope-store.js';
-import { migrate } from '../../src/sink/clickhouse/migrate.js';
+import { createClickHouse } from '../../src/clickhouse/client.js';
+import { EnvelopeStore } from '../../src/store/envelope-store.js';
+import { migrate } from '../../src/migrate/migrate.js';
 import type { EnvelopeRow } from '../../src/rows/rows.js';
-import { kafkaEdges } from '../../src/ingest/group.js';
+import { kafkaGroup } from '../../src/kafka/group.js';
+import { ingestEdges } from '../../src/ingest/edges.js';
 import { Ingestor } from '../../src/ingest/ingestor.js';
-import { createKafka, ensureTopics, TOPIC_CONFIG } from '../../src/sources/kafka.js';
+import { createKafka, ensureTopics, TOPIC_CONFIG } from '../../src/kafka/client.js';
 import { testContext, type TestContext } from '../support/context.js';
 import { query } from '../support/clickhouse.js';
 import { Hold } from '../support/hold.js';
@@ -232,7 +233,7 @@ test('a row or a query ClickHouse refuses is traced to its record: dead-lettered
 
   const clickhouse = createClickHouse(ctx.config.clickhouse);
   const metrics = createMetrics();
-  const ingestor = new Ingestor({ edges: kafkaEdges(kafka, clickhouse, ctx.config), config: ctx.config, log, metrics }, [new HoledStream(topic, new EnvelopeStore(clickhouse), clickhouse)]);
+  const ingestor = new Ingestor({ edges: ingestEdges(kafkaGroup(kafka, ctx.config), clickhouse), config: ctx.config, log, metrics }, [new HoledStream(topic, new EnvelopeStore(clickhouse), clickhouse)]);
   let fatal: Error | undefined;
   ingestor.onFatal = (err) => (fatal = err);
   await ingestor.start();

@@ -21,7 +21,7 @@ import { after, before, test } from 'node:test';
 import { Kafka, logLevel } from 'kafkajs';
 import { generateSpendTraffic, generateTraffic, defaultViolationPlan } from '../../src/demo/traffic/index.js';
 import { createLogger } from '../../src/observability/logger.js';
-import { createKafka, ensureTopics, TOPIC_CONFIG } from '../../src/sources/kafka.js';
+import { createKafka, ensureTopics, TOPIC_CONFIG } from '../../src/kafka/client.js';
 import { runToEnd } from '../support/cli-run.js';
 import { machineSkip } from '../support/skips.js';
 import { query } from '../support/clickhouse.js';

@@ -7,10 +7,10 @@ import { readFile } from 'node:fs/promises';
 import { after, before, test } from 'node:test';
 import { MIGRATIONS_DIR } from '../../src/cli/migrate.js';
 import { createLogger } from '../../src/observability/logger.js';
-import { createClickHouse } from '../../src/sink/clickhouse/client.js';
-import { migrate } from '../../src/sink/clickhouse/migrate.js';
-import { serverVersion } from '../../src/sink/clickhouse/reads.js';
-import { renderSnapshot, SNAPSHOT_PATH } from '../../src/sink/clickhouse/schema-snapshot.js';
+import { createClickHouse } from '../../src/clickhouse/client.js';
+import { migrate } from '../../src/migrate/migrate.js';
+import { serverVersion } from '../../src/clickhouse/server.js';
+import { renderSnapshot, SNAPSHOT_PATH } from '../../src/migrate/schema-snapshot.js';
 import { testContext, type TestContext } from '../support/context.js';
 
 let ctx: TestContext;

@@ -16,7 +16,7 @@ import { request } from 'node:http';
 import { after, before, test } from 'node:test';
 import { MIGRATIONS_DIR } from '../../src/cli/migrate.js';
 import { createLogger } from '../../src/observability/logger.js';
-import { migrate } from '../../src/sink/clickhouse/migrate.js';
+import { migrate } from '../../src/migrate/migrate.js';
 import { runToEnd } from '../support/cli-run.js';
 import { testContext, type TestContext } from '../support/context.js';
 import { CRAZE_FIXTURES } from '../support/craze-events.js';

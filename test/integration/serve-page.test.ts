@@ -30,7 +30,7 @@ import { MIGRATIONS_DIR } from '../../src/cli/migrate.js';
 import { envelopeJson } from '../../src/demo/traffic/envelope.js';
 import { generateSpendTraffic } from '../../src/demo/traffic/index.js';
 import { createLogger } from '../../src/observability/logger.js';
-import { migrate } from '../../src/sink/clickhouse/migrate.js';
+import { migrate } from '../../src/migrate/migrate.js';
 import { launchBrowser, openPage, screenshot, type OpenedPage } from '../support/browser.js';
 import { runToEnd } from '../support/cli-run.js';
 import { command, query } from '../support/clickhouse.js';

@@ -14,7 +14,7 @@ import { after, before, test } from 'node:test';
 import { MIGRATIONS_DIR } from '../../src/cli/migrate.js';
 import { generateSpendTraffic } from '../../src/demo/traffic/index.js';
 import { createLogger } from '../../src/observability/logger.js';
-import { migrate } from '../../src/sink/clickhouse/migrate.js';
+import { migrate } from '../../src/migrate/migrate.js';
 import { runToEnd } from '../support/cli-run.js';
 import { testContext, type TestContext } from '../support/context.js';
 import { CRAZE_FIXTURES } from '../support/craze-events.js';

@@ -2,7 +2,7 @@
  * Hostile strings through renderSql() into a real ClickHouse and back, byte
  * for byte: as SELECT literals, as INSERT … VALUES data, as WHERE and IN
  * filters. On 18.16 these literals are the only protection against injection
- * (no query parameters). Then the typed reads (sink/clickhouse/*-reads.ts) and
+ * (no query parameters). Then the typed reads (src/read/*-reads.ts) and
  * migrationStatus() against the same server.
  */
 import assert from 'node:assert/strict';
@@ -10,13 +10,14 @@ import { after, before, test } from 'node:test';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { MIGRATIONS_DIR } from '../../src/cli/migrate.js';
 import { createLogger } from '../../src/observability/logger.js';
-import { clickhouseErrorCode, createClickHouse, quoteIdent } from '../../src/sink/clickhouse/client.js';
-import { loadMigrations, migrate, migrationStatus } from '../../src/sink/clickhouse/migrate.js';
-import { EnvelopeStore } from '../../src/sink/clickhouse/envelope-store.js';
-import { latestViolations, verdictCounts } from '../../src/sink/clickhouse/chain-reads.js';
-import { serverVersion } from '../../src/sink/clickhouse/reads.js';
-import { crazeSessions } from '../../src/sink/clickhouse/session-reads.js';
-import { renderSql } from '../../src/sink/clickhouse/sql.js';
+import { clickhouseErrorCode, createClickHouse, quoteIdent } from '../../src/clickhouse/client.js';
+import { loadMigrations } from '../../src/migrate/migrations.js';
+import { migrate, migrationStatus } from '../../src/migrate/migrate.js';
+import { EnvelopeStore } from '../../src/store/envelope-store.js';
+import { latestViolations, verdictCounts } from '../../src/read/chain-reads.js';
+import { serverVersion } from '../../src/clickhouse/server.js';
+import { crazeSessions } from '../../src/read/session-reads.js';
+import { renderSql } from '../../src/clickhouse/sql.js';
 import { testContext, type TestContext } from '../support/context.js';
 
 let ctx: TestContext;

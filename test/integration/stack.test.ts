@@ -8,11 +8,11 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { Queue, Worker } from 'bullmq';
 import { Partitioners } from 'kafkajs';
-import { createClickHouse } from '../../src/sink/clickhouse/client.js';
-import { migrate } from '../../src/sink/clickhouse/migrate.js';
+import { createClickHouse } from '../../src/clickhouse/client.js';
+import { migrate } from '../../src/migrate/migrate.js';
 import { MIGRATIONS_DIR } from '../../src/cli/migrate.js';
 import { createRedis } from '../../src/jobs/redis.js';
-import { createKafka, ensureTopics } from '../../src/sources/kafka.js';
+import { createKafka, ensureTopics } from '../../src/kafka/client.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { testContext, type TestContext } from '../support/context.js';
 

@@ -7,8 +7,8 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { MIGRATIONS_DIR } from '../../src/cli/migrate.js';
 import { createLogger } from '../../src/observability/logger.js';
-import { createClickHouse } from '../../src/sink/clickhouse/client.js';
-import { migrate } from '../../src/sink/clickhouse/migrate.js';
+import { createClickHouse } from '../../src/clickhouse/client.js';
+import { migrate } from '../../src/migrate/migrate.js';
 import { testContext, type TestContext } from '../support/context.js';
 import { runCli } from '../support/processes.js';
 

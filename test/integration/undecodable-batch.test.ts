@@ -21,12 +21,13 @@ import { MIGRATIONS_DIR } from '../../src/cli/migrate.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { createMetrics } from '../../src/observability/metrics.js';
 import { EnvelopeStream } from '../../src/pipeline/envelopes.js';
-import { createClickHouse } from '../../src/sink/clickhouse/client.js';
-import { EnvelopeStore } from '../../src/sink/clickhouse/envelope-store.js';
-import { migrate } from '../../src/sink/clickhouse/migrate.js';
-import { kafkaEdges } from '../../src/ingest/group.js';
+import { createClickHouse } from '../../src/clickhouse/client.js';
+import { EnvelopeStore } from '../../src/store/envelope-store.js';
+import { migrate } from '../../src/migrate/migrate.js';
+import { kafkaGroup } from '../../src/kafka/group.js';
+import { ingestEdges } from '../../src/ingest/edges.js';
 import { Ingestor } from '../../src/ingest/ingestor.js';
-import { createKafka, ensureTopics, TOPIC_CONFIG } from '../../src/sources/kafka.js';
+import { createKafka, ensureTopics, TOPIC_CONFIG } from '../../src/kafka/client.js';
 import { runToEnd } from '../support/cli-run.js';
 import { machineSkip } from '../support/skips.js';
 import { query } from '../support/clickhouse.js';
@@ -114,7 +115,7 @@ test('a corrupt gzip batch: ingest stops with one line naming topic, partition, 
   const clickhouse = createClickHouse(ctx.config.clickhouse);
   const metrics = createMetrics();
   const stream = new EnvelopeStream(topic, new EnvelopeStore(clickhouse), { seqEncoding: ctx.config.envelopes.seqEncoding, maxPayloadBytes: ctx.config.envelopes.maxPayloadBytes });
-  const ingestor = new Ingestor({ edges: kafkaEdges(createKafka(ctx.config.kafka, log), clickhouse, ctx.config), config: ctx.config, log, metrics }, [stream]);
+  const ingestor = new Ingestor({ edges: ingestEdges(kafkaGroup(createKafka(ctx.config.kafka, log), ctx.config), clickhouse), config: ctx.config, log, metrics }, [stream]);
   const fatal = new Promise<Error>((resolve) => (ingestor.onFatal = resolve));
   try {
     await ingestor.start();

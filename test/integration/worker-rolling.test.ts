@@ -22,7 +22,7 @@ import type { Redis } from 'ioredis';
 import { MIGRATIONS_DIR } from '../../src/cli/migrate.js';
 import { createRedis } from '../../src/jobs/redis.js';
 import { createLogger } from '../../src/observability/logger.js';
-import { migrate } from '../../src/sink/clickhouse/migrate.js';
+import { migrate } from '../../src/migrate/migrate.js';
 import { query } from '../support/clickhouse.js';
 import { rollupMismatches } from '../support/rollup-check.js';
 import { testContext, type TestContext } from '../support/context.js';

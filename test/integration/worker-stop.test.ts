@@ -13,7 +13,7 @@ import { MIGRATIONS_DIR } from '../../src/cli/migrate.js';
 import { envelopeJson } from '../../src/demo/traffic/envelope.js';
 import { createRedis } from '../../src/jobs/redis.js';
 import { createLogger } from '../../src/observability/logger.js';
-import { migrate } from '../../src/sink/clickhouse/migrate.js';
+import { migrate } from '../../src/migrate/migrate.js';
 import { query } from '../support/clickhouse.js';
 import { testContext, type TestContext } from '../support/context.js';
 import { chain } from '../support/envelope-chain.js';

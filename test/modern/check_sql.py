@@ -7,7 +7,7 @@ proves the modern half with chdb (ClickHouse embedded in a Python module):
   1. the runner's bootstrap statements (schema_migrations and its lock table),
   2. every statement of every schema/clickhouse/NNNN_*.sql migration, in order,
   3. every query file src/**/*.sql (but the fragments it includes,
-     src/sink/clickhouse/queries/fragments/), its macros expanded, with each
+     src/clickhouse/queries/fragments/), its macros expanded, with each
      `{NAME:TYPE}` placeholder replaced by the EXAMPLE literal of its header
      line `-- param: NAME TYPE EXAMPLE`,
   4. every query of the Grafana dashboard (infra/grafana/dashboards/*.json), its
@@ -18,7 +18,7 @@ proves the modern half with chdb (ClickHouse embedded in a Python module):
      fact reads the same after it, a new part holds the slots only, and an
      insert naming a fact is refused.
 
-Statements are split exactly as src/sink/clickhouse/migrate.ts splitStatements()
+Statements are split exactly as src/migrate/migrations.ts splitStatements()
 does. Prints one line per statement and a final `N passed, M failed`; exits 1 on
 any failure.
 
@@ -37,7 +37,7 @@ from pathlib import Path
 
 DATABASE = "agentledger_check"
 
-# Must stay identical to the runner's (src/sink/clickhouse/migrate.ts).
+# Must stay identical to the runner's (src/migrate/migrate.ts).
 BOOTSTRAP = [
     "CREATE TABLE IF NOT EXISTS schema_migrations (version UInt32, name String, "
     "checksum String, applied_at DateTime) ENGINE = MergeTree ORDER BY version",
@@ -52,7 +52,7 @@ PLACEHOLDER = re.compile(r"\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*:\s*([^{}]+?)\s*\}")
 
 
 def split_statements(sql: str) -> list[str]:
-    """splitStatements() of migrate.ts: drop `--` lines, split on `;` at a line end."""
+    """splitStatements() of migrations.ts: drop `--` lines, split on `;` at a line end."""
     kept = [line for line in sql.split("\n") if not line.lstrip().startswith("--")]
     parts = STATEMENT_END.split("\n".join(kept))
     return [p.strip() for p in parts if p.strip()]
@@ -108,8 +108,8 @@ def parse_params(text: str) -> dict[str, Param]:
 
 
 # The query files' macro `decimal_text(d)`: a Decimal128 sum as exact
-# text, expanded as src/sink/clickhouse/sql.ts (decimalTextSql, expandQuery)
-# expands it (test/unit/sink/sql.test.ts checks that the two agree).
+# text, expanded as src/clickhouse/sql.ts (decimalTextSql, expandQuery)
+# expands it (test/unit/clickhouse/decimal-text.test.ts checks that the two agree).
 E18 = "toDecimal128('1000000000000000000', 0)"
 DECIMAL_TEXT_TEMPLATE = (
     "if(abs({d}) < {e18}, toString({d} - intDiv({d}, {e18}) * {e18}), "
@@ -119,13 +119,13 @@ DECIMAL_TEXT = re.compile(r"\bdecimal_text\((\w+)\)")
 
 
 # The query files' other macro, `include(name)`: the piece of SQL in
-# src/sink/clickhouse/queries/fragments/NAME.sql, expanded as sql.ts
+# src/clickhouse/queries/fragments/NAME.sql, expanded as sql.ts
 # (expandIncludes) expands it: the fragment without its comment lines, each
 # line after the first indented as the line the include stands on; fragments
-# may include others, not themselves (test/unit/sink/include.test.ts checks
+# may include others, not themselves (test/unit/clickhouse/include.test.ts checks
 # that the two agree on every query file).
 INCLUDE = re.compile(r"\binclude\((\w+)\)")
-FRAGMENTS = Path("src") / "sink" / "clickhouse" / "queries" / "fragments"
+FRAGMENTS = Path("src") / "clickhouse" / "queries" / "fragments"
 
 
 def without_comments(text: str) -> str:

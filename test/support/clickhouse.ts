@@ -1,5 +1,5 @@
 /** One-off ClickHouse reads and commands in a test context's database, each on its own client. */
-import { createClickHouse } from '../../src/sink/clickhouse/client.js';
+import { createClickHouse } from '../../src/clickhouse/client.js';
 import type { TestContext } from './context.js';
 
 export async function query<T>(ctx: TestContext, sql: string): Promise<T[]> {

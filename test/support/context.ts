@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { Kafka, logLevel } from 'kafkajs';
 import { parseConfig, type Config } from '../../src/config/index.js';
-import { createClickHouse } from '../../src/sink/clickhouse/client.js';
+import { createClickHouse } from '../../src/clickhouse/client.js';
 import { services, type Services } from './services.js';
 
 export interface TestContext {

@@ -7,7 +7,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Spend } from '../../src/account/craze-spend.js';
 import type { CrazeAccountEvent } from './craze-reference.js';
-import type { SessionTotals } from '../../src/sink/clickhouse/session-reads.js';
+import type { SessionTotals } from '../../src/read/session-reads.js';
 
 export const CRAZE_FIXTURES = fileURLToPath(new URL('../../../test/fixtures/craze/', import.meta.url));
 

@@ -12,7 +12,7 @@
  */
 import { classifyTurnEnding, type TurnOutcome } from '../../src/account/craze-outcomes.js';
 import { IncarnationSpend, type CrazeSpendEvent, type ReportSpend, type SpendAmounts } from '../../src/account/craze-spend.js';
-import type { SessionTotals as SessionTotalsOf } from '../../src/sink/clickhouse/session-reads.js';
+import type { SessionTotals as SessionTotalsOf } from '../../src/read/session-reads.js';
 
 /**
  * The part of a craze codec event the reference reads, with the codec's own

@@ -1,6 +1,6 @@
 /** A test context's envelope topic (and its dead-letter topic), made and filled with records keyed as the runtime keys them. */
 import { createLogger } from '../../src/observability/logger.js';
-import { createKafka, createProducer, ensureTopics, TOPIC_CONFIG } from '../../src/sources/kafka.js';
+import { createKafka, createProducer, ensureTopics, TOPIC_CONFIG } from '../../src/kafka/client.js';
 import type { TestContext } from './context.js';
 
 export async function produceEnvelopes(ctx: TestContext, records: readonly { readonly key: string; readonly value: Buffer }[], partitions = 3): Promise<void> {

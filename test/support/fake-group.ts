@@ -10,8 +10,9 @@
  * generation fetches from the committed offsets, a seek makes the batches
  * fetched before it stale.
  */
-import type { BatchPayload, Committed, GroupListener, IngestEdges } from '../../src/ingest/group.js';
-import type { Position } from '../../src/ingest/pending.js';
+import type { IngestEdges } from '../../src/ingest/edges.js';
+import type { BatchPayload, Committed, GroupListener, Position } from '../../src/kafka/contract.js';
+import { kafkajsRejoinsOn, membershipError } from '../../src/kafka/errors.js';
 import type { DeadLetter } from '../../src/pipeline/stream.js';
 
 /** A record in a partition's log. */
@@ -110,7 +111,7 @@ export class FakeMember implements IngestEdges {
         this.epochs.set(tp, (this.epochs.get(tp) ?? 0) + 1);
       }
     }
-    this.listener?.joined(this.id, assignment);
+    this.listener?.joined(this.id, generation, assignment);
   }
 
   /**
@@ -158,6 +159,9 @@ export class FakeMember implements IngestEdges {
       await this.eachBatch(payload);
     } catch (err) {
       error = err;
+      // As kafkaGroup() does: kafkajs joins again on a lost membership, and the member is told first.
+      const lost = membershipError(err);
+      if (lost !== undefined && kafkajsRejoinsOn(lost)) this.listener?.rebalancing();
     }
     if (!stale() && resolved !== undefined) this.positions.set(tp, resolved + 1);
     return error === undefined ? { fetched: records.length } : { fetched: records.length, error };

@@ -13,7 +13,8 @@ import type { Config } from '../../src/config/index.js';
 import type { Logger } from '../../src/observability/logger.js';
 import { createMetrics } from '../../src/observability/metrics.js';
 import type { Stream } from '../../src/pipeline/stream.js';
-import { kafkaEdges } from '../../src/ingest/group.js';
+import { kafkaGroup } from '../../src/kafka/group.js';
+import { ingestEdges } from '../../src/ingest/edges.js';
 import { Ingestor } from '../../src/ingest/ingestor.js';
 import { sleep } from './processes.js';
 
@@ -23,7 +24,7 @@ export async function ingestWhile(
   meanwhile: () => Promise<void>,
   settleMs = 400,
 ): Promise<{ fatal: Error | undefined }> {
-  const ingestor = new Ingestor({ edges: kafkaEdges(deps.kafka, deps.clickhouse, deps.config), config: deps.config, log: deps.log, metrics: createMetrics() }, [stream]);
+  const ingestor = new Ingestor({ edges: ingestEdges(kafkaGroup(deps.kafka, deps.config), deps.clickhouse), config: deps.config, log: deps.log, metrics: createMetrics() }, [stream]);
   let fatal: Error | undefined;
   ingestor.onFatal = (err) => (fatal = err);
   await ingestor.start();

@@ -1,6 +1,6 @@
 /**
  * In-memory stand-ins for the envelopes and craze_events tables, written
- * independently from the SQL they stand for (src/sink/clickhouse/queries/):
+ * independently from the SQL they stand for (src/store/queries/):
  * they answer the pipeline's ports (progress, heads, versions, seen, insert)
  * from the rows inserted so far, so unit tests can run a pipeline across
  * batches, restarts and rebalances without ClickHouse.

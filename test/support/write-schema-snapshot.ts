@@ -6,9 +6,9 @@
 import { writeFile } from 'node:fs/promises';
 import { MIGRATIONS_DIR } from '../../src/cli/migrate.js';
 import { createLogger } from '../../src/observability/logger.js';
-import { createClickHouse } from '../../src/sink/clickhouse/client.js';
-import { migrate } from '../../src/sink/clickhouse/migrate.js';
-import { renderSnapshot, SNAPSHOT_PATH } from '../../src/sink/clickhouse/schema-snapshot.js';
+import { createClickHouse } from '../../src/clickhouse/client.js';
+import { migrate } from '../../src/migrate/migrate.js';
+import { renderSnapshot, SNAPSHOT_PATH } from '../../src/migrate/schema-snapshot.js';
 import { testContext } from './context.js';
 
 const ctx = await testContext('schema_snapshot');

@@ -51,8 +51,117 @@ test('pure stages import only pure stages; the sink imports no stage before it',
     for (const to of edges.get(stage) ?? []) assert.ok(pure.has(to), `${stage}/ imports ${to}/`);
   }
   for (const to of edges.get('rows') ?? []) assert.fail(`rows/ imports ${to}/: it is the bottom of the graph`);
-  for (const to of edges.get('sink') ?? []) assert.ok(['config', 'observability', 'money', 'rows'].includes(to), `sink/ imports ${to}/`);
-  for (const to of edges.get('pipeline') ?? []) assert.ok(!['sources', 'ingest', 'cli', 'jobs', 'sink'].includes(to), `pipeline/ imports ${to}/`);
+  // The sink: the ClickHouse client (clickhouse/) below the writers (store/) and the migrations (migrate/); none imports a stage before it.
+  const sink = { clickhouse: [], store: ['clickhouse'], migrate: ['clickhouse'] } as const;
+  for (const [folder, above] of Object.entries(sink)) {
+    assert.ok(edges.has(folder), `src/${folder}/ exists`);
+    for (const to of edges.get(folder) ?? []) assert.ok(['config', 'observability', 'money', 'rows', ...above].includes(to), `${folder}/ imports ${to}/`);
+  }
+  for (const to of edges.get('pipeline') ?? []) assert.ok(!['sources', 'ingest', 'cli', 'jobs', ...Object.keys(sink)].includes(to), `pipeline/ imports ${to}/`);
   // sources/ are the Kafka and file adapters below the ingest core.
   for (const to of edges.get('sources') ?? []) assert.ok(!['ingest', 'cli'].includes(to), `sources/ imports ${to}/`);
+});
+
+/** A file of src/ as the failure messages name it: `src/rollups/rollups.ts`. */
+const shown = (file: string): string => relative(join(SRC, '..'), file);
+
+/**
+ * Every `.ts` file of src/ -> the files of src/ it imports: `import`,
+ * `import type`, `export … from`, a bare `import './x.js'` and a literal
+ * `import('./x.js')` alike, since a cycle hidden behind a type-only or lazy
+ * import is still two files that cannot be read, tested or moved apart.
+ */
+function fileGraph(): Map<string, string[]> {
+  const all = new Set(files(SRC));
+  const edges = new Map<string, string[]>();
+  for (const file of all) {
+    const targets = new Set<string>();
+    for (const m of readFileSync(file, 'utf8').matchAll(/(?:\bfrom|\bimport\s*\(?)\s*['"](\.{1,2}\/[^'"]+)['"]/g)) {
+      const to = join(file, '..', m[1]!).replace(/\.js$/, '.ts');
+      if (all.has(to)) targets.add(to);
+    }
+    edges.set(file, [...targets].sort());
+  }
+  return edges;
+}
+
+/** The strongly connected components of more than one file, or of one file importing itself (Tarjan). */
+function knots(edges: ReadonlyMap<string, readonly string[]>): string[][] {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const found: string[][] = [];
+  const connect = (node: string): void => {
+    index.set(node, index.size);
+    low.set(node, index.get(node)!);
+    stack.push(node);
+    onStack.add(node);
+    for (const next of edges.get(node) ?? []) {
+      if (!index.has(next)) {
+        connect(next);
+        low.set(node, Math.min(low.get(node)!, low.get(next)!));
+      } else if (onStack.has(next)) {
+        low.set(node, Math.min(low.get(node)!, index.get(next)!));
+      }
+    }
+    if (low.get(node) !== index.get(node)) return;
+    const component: string[] = [];
+    let member: string;
+    do {
+      member = stack.pop()!;
+      onStack.delete(member);
+      component.push(member);
+    } while (member !== node);
+    if (component.length > 1 || (edges.get(node) ?? []).includes(node)) found.push(component.sort());
+  };
+  for (const node of [...edges.keys()].sort()) if (!index.has(node)) connect(node);
+  return found;
+}
+
+/** A shortest cycle through the first file of a knot, inside the knot (breadth first): its files, the first again last. */
+function cycleIn(component: readonly string[], edges: ReadonlyMap<string, readonly string[]>): string[] {
+  const start = component[0]!;
+  const inside = new Set(component);
+  const cameFrom = new Map<string, string>();
+  const queue = [start];
+  for (let i = 0; i < queue.length; i++) {
+    const node = queue[i]!;
+    for (const next of edges.get(node) ?? []) {
+      if (next === start) {
+        const path = [start];
+        for (let at = node; at !== start; at = cameFrom.get(at)!) path.splice(1, 0, at);
+        return [...path, start];
+      }
+      if (!inside.has(next) || cameFrom.has(next)) continue;
+      cameFrom.set(next, node);
+      queue.push(next);
+    }
+  }
+  return [start, start];
+}
+
+test('files of src/ import each other without a cycle', () => {
+  const edges = fileGraph();
+  const found = knots(edges).map((component) => {
+    const cycle = cycleIn(component, edges);
+    const text = cycle.map(shown).join(' -> ');
+    // A knot can hold more files than its first file's shortest cycle: all of them are named.
+    return cycle.length - 1 < component.length ? `${text} (in a knot of ${component.length} files: ${component.map(shown).join(', ')})` : text;
+  });
+  assert.equal(found.length, 0, `import cycles, one per knot of files that import each other:\n  ${found.join('\n  ')}`);
+});
+
+/** Lines of a text as `wc -l` counts them for a file that ends in a newline. */
+const lineCount = (text: string): number => text.split('\n').length - (text.endsWith('\n') ? 1 : 0);
+
+const MAX_LINES = 400;
+
+test(`no file of src/ is over ${MAX_LINES} lines`, () => {
+  const all = (dir: string): string[] => readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? all(join(dir, e.name)) : [join(dir, e.name)]));
+  const long = all(SRC)
+    .map((file) => ({ file, lines: lineCount(readFileSync(file, 'utf8')) }))
+    .filter((f) => f.lines > MAX_LINES)
+    .sort((a, b) => b.lines - a.lines);
+  assert.equal(long.length, 0, `files over ${MAX_LINES} lines (split them by what they do):\n  ${long.map((f) => `${shown(f.file)}: ${f.lines} lines`).join('\n  ')}`);
 });

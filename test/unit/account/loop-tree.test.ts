@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { foldLoopTree, type LoopFacts } from '../../../src/account/loop-tree.js';
 import { foldSpend } from '../../../src/read/spend.js';
-import type { SpendGroup } from '../../../src/sink/clickhouse/spend-reads.js';
+import type { SpendGroup } from '../../../src/read/spend-reads.js';
 
 const loop = (loopId: string, cost: bigint, startedParent = '', startedDepth?: bigint): LoopFacts => ({ loopId, startedParent, startedDepth, modelCostPico: cost });
 

@@ -17,11 +17,9 @@ import {
   stuckLoop,
   subagentFailureRate,
   waitingOnHuman,
-  type AlertCondition,
-  type ChainFindingRow,
-  type ConvergenceWarning,
-  type SubAgentOutcomeRow,
 } from '../../../src/alerts/rules.js';
+import type { AlertCondition } from '../../../src/alerts/condition.js';
+import type { ChainFindingRow, ConvergenceWarning, SubAgentOutcomeRow } from '../../../src/alerts/rule-rows.js';
 
 const NOW = Date.UTC(2026, 10, 30, 12, 0, 0);
 const MIN = 60_000;

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { AlertCondition } from '../../../src/alerts/rules.js';
+import type { AlertCondition } from '../../../src/alerts/condition.js';
 import { notificationKey, step, transitionKey, type AlertState } from '../../../src/alerts/state.js';
 
 const T0 = Date.UTC(2026, 10, 30, 12, 0, 0);

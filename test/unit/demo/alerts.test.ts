@@ -10,7 +10,8 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { convergence, DEFAULT_ALERT_RULE_CONFIG, type LoopWarningsRow } from '../../../src/alerts/rules.js';
+import type { LoopWarningsRow } from '../../../src/alerts/rule-rows.js';
+import { convergence, DEFAULT_ALERT_RULE_CONFIG } from '../../../src/alerts/rules.js';
 import { decodeEnvelope } from '../../../src/decode/envelope.js';
 import { defaultViolationPlan, generateSpendTraffic, generateTraffic } from '../../../src/demo/traffic/index.js';
 

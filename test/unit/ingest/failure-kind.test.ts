@@ -2,9 +2,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { failureMessage, TimeoutError } from '../../../src/observability/errors.js';
-import { clickhouseFailure } from '../../../src/sink/clickhouse/errors.js';
-import { failureKind, membershipError } from '../../../src/ingest/failures.js';
-import { CommitNotSent } from '../../../src/ingest/group.js';
+import { clickhouseFailure } from '../../../src/clickhouse/errors.js';
+import { failureKind } from '../../../src/ingest/failures.js';
+import { CommitNotSent, membershipError } from '../../../src/kafka/errors.js';
 
 /** An error as @clickhouse/client gives it for current servers: the code parsed out. */
 const current = (code: number, message = 'DB::Exception: …'): Error => Object.assign(new Error(message), { code: String(code), type: 'X' });

@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { parseConfig, type Config } from '../../../src/config/index.js';
 import { DEFAULT_DECODE_OPTIONS } from '../../../src/decode/envelope.js';
 import { Ingestor } from '../../../src/ingest/ingestor.js';
-import { CoordinatorLost } from '../../../src/ingest/retry.js';
+import { CoordinatorLost } from '../../../src/kafka/errors.js';
 import { AgentledgerError } from '../../../src/observability/errors.js';
 import { createLogger } from '../../../src/observability/logger.js';
 import { createMetrics } from '../../../src/observability/metrics.js';

@@ -8,8 +8,8 @@ import { test } from 'node:test';
 import { AgentledgerError, TimeoutError } from '../../../src/observability/errors.js';
 import { createLogger } from '../../../src/observability/logger.js';
 import { createMetrics } from '../../../src/observability/metrics.js';
-import { membershipError } from '../../../src/ingest/failures.js';
-import { BatchRetry, CoordinatorLost } from '../../../src/ingest/retry.js';
+import { BatchRetry } from '../../../src/ingest/retry.js';
+import { CoordinatorLost, membershipError } from '../../../src/kafka/errors.js';
 
 interface Seen {
   retried: string[];

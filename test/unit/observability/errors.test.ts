@@ -19,7 +19,7 @@ import {
   TransientError,
   within,
 } from '../../../src/observability/errors.js';
-import { clickhouseFailure } from '../../../src/sink/clickhouse/errors.js';
+import { clickhouseFailure } from '../../../src/clickhouse/errors.js';
 import { failureKind } from '../../../src/ingest/failures.js';
 
 test('each class carries its kind and its cause; the kind is found along the chain', () => {

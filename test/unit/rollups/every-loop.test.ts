@@ -6,8 +6,8 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { everyLoopSql } from '../../../src/rollups/rollups.js';
-import { querySql } from '../../../src/sink/clickhouse/sql.js';
+import { everyLoopSql } from '../../../src/rollups/statements.js';
+import { querySql } from '../../../src/rollups/queries.js';
 
 const PER_LOOP = ['rollup_insert_runtime', 'rollup_insert_events', 'rollup_insert_ledgers', 'rollup_insert_child_reports'];
 const count = (text: string, part: string): number => text.split(part).length - 1;

@@ -13,7 +13,7 @@ import {
   blankFacts, ENVELOPE_FACTS, ENVELOPE_SLOTS, FACT_DEFAULTS, FACT_NAMES, FACT_SLOTS, factSql, foldFacts, foldRow, NO_FACTS, NO_SLOTS, SLOT_NAMES,
   slotSql, uint64InSlot, unfoldSlots, type EnvelopeFacts,
 } from '../../../src/rows/envelope-facts.js';
-import { ENVELOPE_COLUMNS } from '../../../src/sink/clickhouse/columns.js';
+import { ENVELOPE_COLUMNS } from '../../../src/store/columns.js';
 
 const migration = (file: string): string => readFileSync(new URL(`../../../../schema/clickhouse/${file}`, import.meta.url), 'utf8');
 const MIGRATION = migration('0008_envelope_facts.sql');

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { foldSeries, foldTree } from '../../../src/serve/fold.js';
-import type { TreeLoopRow } from '../../../src/sink/clickhouse/page-reads.js';
+import type { TreeLoopRow } from '../../../src/serve/page-reads.js';
 
 const H = 3600;
 const T = Date.parse('2026-12-01T00:00:00Z') / 1000;

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { Readable } from 'node:stream';
 import { test } from 'node:test';
-import { TOPIC_CONFIG } from '../../../src/sources/kafka.js';
+import { TOPIC_CONFIG } from '../../../src/kafka/client.js';
 import { LineSplitter, MAX_LINE_BYTES, oversizedReason, readLines, type LineItem } from '../../../src/sources/lines.js';
 
 /** Every item of `input` fed in chunks of `size` bytes, with the bytes as text. */
