@@ -25,7 +25,7 @@ import { z } from 'zod';
 import { inListChunks, type SqlValue } from '../clickhouse/sql.js';
 import { queryRows } from './queries.js';
 import type { BudgetKind, SpendBudget, SpendRow } from './rule-rows.js';
-import { failureMessage } from '../observability/errors.js';
+import { failureMessage } from '../errors/errors.js';
 
 /** The parsed budgets file; every amount in picodollars. */
 export interface Budgets {

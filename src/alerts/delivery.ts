@@ -9,7 +9,7 @@
  */
 import { UnrecoverableError, type Job, type JobsOptions, type Queue } from 'bullmq';
 import { DELIVER_JOB, DELIVERY_JOB_OPTIONS } from '../jobs/queues.js';
-import { failureMessage, statedKind } from '../observability/errors.js';
+import { failureMessage, statedKind } from '../errors/errors.js';
 import { notice, postNotice, type Notice, type Webhook } from './webhook.js';
 
 /**

@@ -15,7 +15,7 @@
  * sweep, which looks at every loop with news anyway.
  */
 import type { Logger } from '../observability/logger.js';
-import { failureMessage, within } from '../observability/errors.js';
+import { failureMessage, within } from '../errors/errors.js';
 
 /** Longest an add may take before its loops are left to the sweep. */
 const ADD_TIMEOUT_MS = 10_000;

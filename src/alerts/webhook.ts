@@ -9,7 +9,7 @@
 import { createHmac } from 'node:crypto';
 import { z } from 'zod';
 import type { WebhookSettings } from '../config/index.js';
-import { FatalError, failureMessage, TransientError } from '../observability/errors.js';
+import { FatalError, failureMessage, TransientError } from '../errors/errors.js';
 import { notificationKey, type AlertState, type Notification } from './state.js';
 
 /** What a receiver gets, field for field (docs/alerts.md, "Alerts"). */

@@ -11,7 +11,7 @@ import { renderSql } from '../clickhouse/sql.js';
 import type { Command } from './command.js';
 import { parseOptions, UsageError, wholeNumberOption } from './command.js';
 import { printable } from './terminal.js';
-import { failureMessage } from '../observability/errors.js';
+import { failureMessage } from '../errors/errors.js';
 
 /** One (rule, subject) as `alerts --json` prints it (the command's documented output). */
 export interface AlertSummary {

@@ -3,7 +3,7 @@ import type { Config } from '../config/index.js';
 import type { Logger } from '../observability/logger.js';
 import { UsageError } from '../read/input.js';
 import { CODEC_NAMES, compressionType, isCodecName } from '../kafka/codecs.js';
-import { failureMessage } from '../observability/errors.js';
+import { failureMessage } from '../errors/errors.js';
 
 export interface CommandContext {
   readonly config: Config;

@@ -8,7 +8,7 @@ import { MIGRATIONS_DIR } from './migrate.js';
 import { redactUrl } from '../config/index.js';
 import { queueHealth } from '../jobs/health.js';
 import { probeRedis } from '../jobs/redis.js';
-import { failureMessage } from '../observability/errors.js';
+import { failureMessage } from '../errors/errors.js';
 
 interface Check {
   readonly service: string;

@@ -23,7 +23,7 @@ import { migratorSettings } from '../config/index.js';
 import type { Command } from './command.js';
 import { parseOptions, UsageError } from './command.js';
 import { MIGRATIONS_DIR } from './migrate.js';
-import { failureMessage } from '../observability/errors.js';
+import { failureMessage } from '../errors/errors.js';
 
 export const ingestCommand: Command = {
   name: 'ingest',

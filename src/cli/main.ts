@@ -6,7 +6,7 @@ import { ConfigError, loadEnv, parseConfig, type Config } from '../config/index.
 import { guardEventLoop } from '../observability/frozen-loop.js';
 import { createLogger, logFormat } from '../observability/logger.js';
 import { UsageError, type Command } from './command.js';
-import { failureMessage } from '../observability/errors.js';
+import { brokenPipe, failureMessage } from '../errors/errors.js';
 
 /**
  * Every command, by name, in the order `--help` lists them. A command's module
@@ -56,7 +56,7 @@ async function usage(): Promise<string> {
 export async function main(argv: string[]): Promise<number> {
   // `agentledger verify x | head` closes stdout early: that is not an error.
   process.stdout.on('error', (err: NodeJS.ErrnoException) => {
-    if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+    if (brokenPipe(err)) process.exit(process.exitCode ?? 0);
     throw err;
   });
   const [name, ...rest] = argv;

@@ -2,6 +2,7 @@ import type { Server } from 'node:http';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { CLUSTER_READ_SETTINGS, createClickHouse } from '../clickhouse/client.js';
 import { sessionReadonly, sessionSettings } from '../clickhouse/server.js';
+import { addressInUse } from '../errors/errors.js';
 import { pageEndpoints } from '../serve/endpoints.js';
 import { createServeServer, RequestError, type ApiCommand } from '../serve/server.js';
 import { alertsCommand } from './alerts.js';
@@ -91,7 +92,7 @@ loopback Host header is answered.
     });
     await new Promise<void>((resolve, reject) => {
       server.once('error', (err: NodeJS.ErrnoException) =>
-        reject(err.code === 'EADDRINUSE' ? new UsageError(`${host}:${port} is in use (--port or AGENTLEDGER_SERVE_PORT)`) : err),
+        reject(addressInUse(err) ? new UsageError(`${host}:${port} is in use (--port or AGENTLEDGER_SERVE_PORT)`) : err),
       );
       server.listen(port, host, resolve);
     });

@@ -20,7 +20,7 @@ import {
   WORKER_LOCK_OPTIONS,
 } from '../jobs/queues.js';
 import { createRedis, probeRedis, redisFailure } from '../jobs/redis.js';
-import { failureMessage } from '../observability/errors.js';
+import { failureMessage } from '../errors/errors.js';
 import { createWorkerMetrics, serveMetrics } from '../observability/metrics.js';
 import { compactor } from '../rollups/compact.js';
 import { watermarks } from '../rollups/rollups.js';

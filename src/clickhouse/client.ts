@@ -8,7 +8,8 @@ import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client';
 import { redactUrl, type Config } from '../config/index.js';
-import { failureMessage, socketCode } from '../observability/errors.js';
+import { failureMessage, socketCode } from '../errors/errors.js';
+import { clickhouseErrorCode, typedClickHouseError } from './errors.js';
 
 /**
  * `readOnly`: the session is read-only (readonly=1, as `serve`'s user), so it
@@ -112,11 +113,11 @@ export function credentials(settings: Pick<ClickHouseSettings, 'url' | 'user' | 
 }
 
 /**
- * A client whose failures name the service and what to check when the cause
- * is not the query: ClickHouse away, a refused login, or something else
- * answering at the URL. Query errors (a ClickHouse code other than a login's)
- * pass through untouched, and every error keeps its code and cause, so
- * retry decisions made from them do not change.
+ * A client whose failures are typed where they arise (errors.ts: transient,
+ * content or fatal by the server's code, carrying that code and the error as
+ * `cause`), and name the service and what to check when the cause is not
+ * the query: ClickHouse away, a refused login, or something else answering
+ * at the URL.
  */
 export function createClickHouse(settings: ClickHouseSettings, database = settings.database, requestTimeoutMs?: number): ClickHouseClient {
   const client = createClient(clickhouseClientOptions(settings, database, undefined, requestTimeoutMs));
@@ -127,8 +128,31 @@ export function createClickHouse(settings: ClickHouseSettings, database = settin
       if (typeof value !== 'function') return value;
       if (!explained.has(prop)) return (value as (...a: unknown[]) => unknown).bind(target);
       return (...args: unknown[]) =>
-        (value as (...a: unknown[]) => Promise<unknown>).apply(target, args).catch(async (err: unknown) => {
-          throw await explainClickHouseError(err, settings);
+        (value as (...a: unknown[]) => Promise<unknown>).apply(target, args).then(
+          (answer) => (prop === 'query' ? typedReads(answer) : answer),
+          async (err: unknown) => {
+            throw typedClickHouseError(await explainClickHouseError(err, settings));
+          },
+        );
+    },
+  });
+}
+
+/**
+ * A query's result whose reads (json, text) fail typed too: a server that
+ * fails mid-answer (18.16 writes the exception into the body) is a failed
+ * request like any other.
+ */
+function typedReads(result: unknown): unknown {
+  if (typeof result !== 'object' || result === null) return result;
+  return new Proxy(result, {
+    get(target, prop, receiver) {
+      const value: unknown = Reflect.get(target, prop, receiver);
+      if (typeof value !== 'function') return value;
+      if (prop !== 'json' && prop !== 'text') return (value as (...a: unknown[]) => unknown).bind(target);
+      return (...args: unknown[]) =>
+        (value as (...a: unknown[]) => Promise<unknown>).apply(target, args).catch((err: unknown) => {
+          throw typedClickHouseError(err);
         });
     },
   });
@@ -225,20 +249,4 @@ export function quoteIdent(name: string): string {
 /** Quotes a string literal for SQL text: 18.16 lacks `{name:Type}` query parameters. */
 export function quoteString(value: string): string {
   return "'" + value.replace(/\\/g, '\\\\').replace(/'/g, "\\'") + "'";
-}
-
-/**
- * The ClickHouse error code of a failed request, or undefined when the failure
- * is not ClickHouse's (network, timeout). @clickhouse/client parses current
- * servers' "Code: 57. DB::Exception" into `code`; 18.16 writes
- * "Code: 57, e.displayText() = DB::Exception", which it leaves in the message.
- */
-export function clickhouseErrorCode(err: unknown): number | undefined {
-  if (typeof err !== 'object' || err === null) return undefined;
-  const code = (err as { code?: unknown }).code;
-  if (typeof code === 'string' && /^\d+$/.test(code)) return Number(code);
-  if (typeof code === 'number') return code;
-  const message = (err as { message?: unknown }).message;
-  const match = typeof message === 'string' ? /\bCode: (\d+)[.,]/.exec(message) : null;
-  return match ? Number(match[1]) : undefined;
 }

@@ -6,8 +6,7 @@
  * would hide it). Unknown is fatal on purpose: a supervisor restarting a
  * process that says why is better than a consumer paused in silence.
  */
-import { causes, SOCKET_CODES, statedKind, type FailureKind } from '../observability/errors.js';
-import { clickhouseErrorCode } from './client.js';
+import { AgentledgerError, causes, ContentError, FatalError, SOCKET_CODES, statedKind, TransientError, type FailureKind } from '../errors/errors.js';
 
 /**
  * Server answers that say "not now": overload, timeouts, a cut connection, a
@@ -79,4 +78,70 @@ export function clickhouseFailure(err: unknown): FailureKind {
     if (typeof message === 'string' && NETWORK_MESSAGE.test(message)) return 'transient';
   }
   return 'fatal';
+}
+
+/**
+ * The ClickHouse error code of a failed request, or undefined when the failure
+ * is not ClickHouse's (network, timeout). @clickhouse/client parses current
+ * servers' "Code: 57. DB::Exception" into `code`; 18.16 writes
+ * "Code: 57, e.displayText() = DB::Exception", which it leaves in the message.
+ */
+export function clickhouseErrorCode(err: unknown): number | undefined {
+  if (typeof err !== 'object' || err === null) return undefined;
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === 'string' && /^\d+$/.test(code)) return Number(code);
+  if (typeof code === 'number') return code;
+  const message = (err as { message?: unknown }).message;
+  const match = typeof message === 'string' ? /\bCode: (\d+)[.,]/.exec(message) : null;
+  return match ? Number(match[1]) : undefined;
+}
+
+const KINDS = { transient: TransientError, content: ContentError, fatal: FatalError } as const;
+
+/**
+ * A failed ClickHouse request as the rest of the code sees it: an error of
+ * its kind (src/errors/errors.ts), carrying the server's code and the
+ * original as `cause`, its message unchanged. Made once, by the client
+ * (client.ts); an error typed already is left as it is.
+ */
+export function typedClickHouseError(err: unknown): AgentledgerError {
+  if (err instanceof AgentledgerError) return err;
+  const code = clickhouseErrorCode(err);
+  return new KINDS[clickhouseFailure(err)](err instanceof Error ? err.message : String(err), { cause: err, ...(code === undefined ? {} : { code }) });
+}
+
+// What the migrations ask of a failure: answered here, where the codes are read.
+
+/**
+ * The error codes ClickHouse answers an ADD COLUMN of an existing column
+ * with: 44 ILLEGAL_COLUMN on 18.16, 15 DUPLICATE_COLUMN on current versions
+ * (both seen: test/integration/migrate.test.ts, test/modern). 44 also means
+ * other things, so the code alone is never enough: the column is then
+ * looked up (migrate.ts, applyStatement).
+ */
+const COLUMN_EXISTS_CODES: ReadonlySet<number> = new Set([15, 44]);
+
+/** An ADD COLUMN refused in a way that may mean its column exists (COLUMN_EXISTS_CODES; the caller looks it up). */
+export const columnMayExist = (err: unknown): boolean => COLUMN_EXISTS_CODES.has(clickhouseErrorCode(err) ?? -1);
+
+/** ClickHouse error 57 is TABLE_ALREADY_EXISTS on 18.16 and current versions. */
+export const tableExists = (err: unknown): boolean => clickhouseErrorCode(err) === 57;
+
+/** ClickHouse's FUNCTION_THROW_IF_VALUE_IS_NON_ZERO: a migration check (`SELECT throwIf(…)`) found what it guards against. */
+export const checkFailed = (err: unknown): boolean => clickhouseErrorCode(err) === 395;
+
+/** The code of `err` when it is one of `codes` (a plan's codes, e.g. a statement checked after it fails), else undefined. */
+export function answeredWith(err: unknown, codes: readonly number[]): number | undefined {
+  const code = clickhouseErrorCode(err);
+  return code !== undefined && codes.includes(code) ? code : undefined;
+}
+
+/** ClickHouse's TIMEOUT_EXCEEDED: also what an ON CLUSTER statement answers when servers have not run it in time. */
+const TIMEOUT_EXCEEDED = 159;
+const WATCHING_TASK = /Watching task (\/\S+?\/(query-\d+)) is executing longer than distributed_ddl_task_timeout/;
+
+/** The task's ZooKeeper path of an ON CLUSTER timeout, or undefined for any other failure. */
+export function ddlTimeoutTask(err: unknown): string | undefined {
+  if (clickhouseErrorCode(err) !== TIMEOUT_EXCEEDED) return undefined;
+  return WATCHING_TASK.exec(err instanceof Error ? err.message : String(err))?.[1];
 }

@@ -6,9 +6,8 @@
  * batches; the driver (ingestor.ts) waits for it only when the machine says
  * `await`.
  */
-import { membershipError } from '../kafka/errors.js';
 import type { Position } from '../kafka/contract.js';
-import { failureMessage } from '../observability/errors.js';
+import { failureMessage, ownershipLost } from '../errors/errors.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { Command, Event } from './machine.js';
@@ -51,7 +50,7 @@ export class FlightRun {
     try {
       await this.deps.commit(fence, 'ownership check (offset commit)');
     } catch (err) {
-      const lost = membershipError(err);
+      const lost = ownershipLost(err);
       if (lost === undefined) {
         apply({ type: 'flushFailed', buffer, atFence: true });
         throw err;
@@ -59,7 +58,6 @@ export class FlightRun {
       metrics.fenced.inc();
       log.warn('this member no longer owns its partitions; its buffer is dropped, the new owner reads the records again', { error: lost.message });
       apply({ type: 'fenceRefused', buffer });
-      // Bare, as kafkajs's runner knows it (it joins the group again).
       throw lost;
     }
     // Dropped meanwhile (a rebalance): nothing more of it is this member's.

@@ -23,14 +23,12 @@ import type { Config } from '../config/index.js';
 import { UndecodableBatchError } from '../kafka/codecs.js';
 import type { BatchPayload, GroupListener, Position } from '../kafka/contract.js';
 import { CoordinatorWatch } from '../kafka/coordinator-watch.js';
-import { membershipError } from '../kafka/errors.js';
-import { asError, failureMessage, within } from '../observability/errors.js';
+import { asError, failureMessage, kindOf, ownershipLost, within } from '../errors/errors.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { Stream } from '../pipeline/stream.js';
 import type { KafkaColumns } from '../rows/rows.js';
 import type { IngestEdges } from './edges.js';
-import { failureKind } from './failures.js';
 import { FlightRun } from './flight.js';
 import { buffered, initialState, owning, step, type Command, type Event, type IngestState, type MachineLimits } from './machine.js';
 import { Buffers } from './buffers.js';
@@ -164,7 +162,7 @@ export class Ingestor {
         // The next batch retries a failed timer flush; meanwhile it is counted and said.
         void this.flushIfDue(false, true).catch((err: unknown) => {
           this.deps.metrics.insertFailures.inc();
-          if (!membershipError(err) && failureKind(err) !== 'transient') {
+          if (!ownershipLost(err) && kindOf(err) !== 'transient') {
             this.deps.log.error('timer flush failed with a failure that retrying cannot fix', { buffered: this.buffered, error: failureMessage(err) });
             this.onFatal(asError(err));
             return;
@@ -222,7 +220,7 @@ export class Ingestor {
    * the other failures are a coordinator's silence.
    */
   private coordinatorFailed(err: unknown): void {
-    if (!membershipError(err)) this.coordinator.failed(err);
+    if (!ownershipLost(err)) this.coordinator.failed(err);
   }
 
   /**

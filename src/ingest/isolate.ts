@@ -4,12 +4,11 @@
  * from the records' content, the records that cause it are found by halving
  * and quarantined, so one bad record does not stall its partition.
  */
-import { failureMessage } from '../observability/errors.js';
+import { failureMessage, kindOf } from '../errors/errors.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { SourceRecord, Stream, StreamBatch } from '../pipeline/stream.js';
 import type { KafkaColumns } from '../rows/rows.js';
-import { failureKind } from './failures.js';
 import { where } from './writer.js';
 
 /** What the isolation says of the records it quarantines. */
@@ -29,7 +28,7 @@ export async function processIsolating(stream: Stream, records: readonly SourceR
   try {
     return await stream.process(records);
   } catch (err) {
-    if (failureKind(err) !== 'content') throw err;
+    if (kindOf(err) !== 'content') throw err;
     if (records.length === 1) {
       const reason = `refused by ClickHouse: ${failureMessage(err)}`;
       const { row, deadLetter } = stream.quarantine(records[0]!, reason);

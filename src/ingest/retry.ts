@@ -5,11 +5,10 @@
  * kind content or fatal).
  */
 import type { BatchPayload } from '../kafka/contract.js';
-import { CoordinatorLost, membershipError } from '../kafka/errors.js';
-import { asError, failureMessage, TimeoutError, within } from '../observability/errors.js';
+import { CoordinatorLost } from '../kafka/errors.js';
+import { asError, failureMessage, kindOf, ownershipLost, TimeoutError, within } from '../errors/errors.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
-import { failureKind } from './failures.js';
 
 export interface RetryDeps {
   readonly log: Logger;
@@ -129,7 +128,7 @@ export class BatchRetry {
           failures++;
           metrics.insertFailures.inc();
           this.deps.onRetry(failureMessage(failure));
-          const kind = failureKind(failure);
+          const kind = kindOf(failure);
           if (kind !== 'transient') {
             const error = asError(failure);
             log.error(kind === 'content' ? 'ClickHouse refused data that could not be traced to a record' : 'a failure that retrying cannot fix', {
@@ -160,7 +159,7 @@ export class BatchRetry {
   /** Throws what ends a batch rather than retrying it: a stop, a lost membership, a runner kafkajs stopped. */
   private abandonIfLost(failure: unknown, isRunning: () => boolean): void {
     if (this.deps.stopping()) throw failure;
-    const lost = membershipError(failure);
+    const lost = ownershipLost(failure);
     if (lost) throw lost;
     if (!isRunning()) throw new Error(`the consumer runner stopped (kafkajs restarts it); the batch is abandoned: ${failureMessage(failure)}`, { cause: failure });
   }

@@ -14,7 +14,7 @@
  * group and joins again with a fresh client state, as a restarted process
  * would.
  */
-import { failureMessage, within } from '../observability/errors.js';
+import { failureMessage, within } from '../errors/errors.js';
 
 export interface StallWatchdogPorts {
   /** How long without progress, with records waiting, is a stall (ms). */

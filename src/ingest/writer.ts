@@ -8,12 +8,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import { toClickHouseDateTime } from '../decode/time.js';
-import { failureMessage } from '../observability/errors.js';
+import { failureMessage, kindOf } from '../errors/errors.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { DeadLetter, SourceRecord, Stream } from '../pipeline/stream.js';
 import type { KafkaColumns } from '../rows/rows.js';
-import { failureKind } from './failures.js';
 import { CLOCK_SLACK_SECONDS, recordKey, type Pending } from './pending.js';
 
 /** What the write needs of Kafka and ClickHouse besides the streams. */
@@ -52,7 +51,7 @@ export class Writer {
    */
   async write(p: Pending): Promise<Written> {
     const { metrics, ports } = this.deps;
-    this.deps.log.debug('write started', { streams: p.rows.size, deadLetters: p.deadLetters.length });
+    this.deps.log.debug('flush started', { streams: p.rows.size, deadLetters: p.deadLetters.length });
     await this.sendDeadLetters(p);
     // One ingested_at for the whole flush, kept by its retries: ingested_at is
     // the partition key, so the insert is one part, and a retried insert lands
@@ -86,7 +85,7 @@ export class Writer {
               await stream.store.insert(rows, queryId);
               break;
             } catch (err) {
-              const kind = failureKind(err);
+              const kind = kindOf(err);
               if (kind === 'transient') throw err;
               // An error answer does not prove that nothing landed: a view on
               // the table that throws after the part was written answers with
@@ -148,7 +147,7 @@ export class Writer {
           await stream.store.probe(rows.slice(lo, hi));
           return;
         } catch (err) {
-          if (failureKind(err) !== 'content') throw err;
+          if (kindOf(err) !== 'content') throw err;
           why = err;
         }
       }

@@ -5,7 +5,7 @@
  */
 import { Redis } from 'ioredis';
 import { redactUrl } from '../config/index.js';
-import { failureMessage } from '../observability/errors.js';
+import { failureMessage } from '../errors/errors.js';
 
 export function createRedis(url: string): Redis {
   return new Redis(url, { maxRetriesPerRequest: null, enableReadyCheck: true, lazyConnect: false });

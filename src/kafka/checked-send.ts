@@ -7,7 +7,7 @@
  * dies in the middle of a send, its partitions' leadership moves; if it
  * moves to a broker that answered for its own partitions already, the retry
  * skips that broker and the dead broker's records are never sent, yet the
- * send resolves (tulios/kafkajs#1798, open; test/unit/sources/checked-send.test.ts
+ * send resolves (tulios/kafkajs#1798, open; test/unit/kafka/checked-send.test.ts
  * reproduces it on kafkajs's own code). Most likely what the local cluster
  * showed: after a partition leader was SIGKILLed, the topic held 510 of the
  * 600 records a test had sent with acks=all. An idempotent producer does not help (the

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import type { ConnectionOptions } from 'node:tls';
 import { Kafka, logLevel as KafkaLogLevel, type Admin, type KafkaConfig, type LogEntry, type ProducerConfig } from 'kafkajs';
 import type { Config } from '../config/index.js';
-import { failureMessage } from '../observability/errors.js';
+import { failureMessage } from '../errors/errors.js';
 import { createLogger, type Logger } from '../observability/logger.js';
 import { createCheckedProducer, type CheckedProducer } from './checked-send.js';
 import { registerCodecs } from './codecs.js';
@@ -190,7 +190,7 @@ export async function ensureTopics(
 /** Topic config for topics agentledger creates: room for large records and their dead letters. */
 export const TOPIC_CONFIG = [{ name: 'max.message.bytes', value: String(16 * 1024 * 1024) }];
 
-/** A producer of `kafka` whose sends are checked (src/sources/checked-send.ts), saying what it resends through the client's logger. */
+/** A producer of `kafka` whose sends are checked (src/kafka/checked-send.ts), saying what it resends through the client's logger. */
 export function createProducer(kafka: Kafka, config: Omit<ProducerConfig, 'createPartitioner'> = {}): CheckedProducer {
   return createCheckedProducer(kafka, config, clientLogs.get(kafka) ?? createLogger('warn'));
 }

@@ -28,7 +28,7 @@ import kafkajs, { type CompressionTypes } from 'kafkajs';
 import { compress as zstdCompress, decompress as zstdDecompress } from '@mongodb-js/zstd';
 import { compressFrameSync, decompressFrameSync } from 'lz4-napi';
 import { compressSync as snappyCompress, uncompressSync as snappyUncompress } from 'snappy';
-import { causes, failureMessage } from '../observability/errors.js';
+import { causes, failureMessage } from '../errors/errors.js';
 
 /** The `--compression` choices, by Kafka's names. */
 export const CODEC_NAMES = ['none', 'gzip', 'snappy', 'lz4', 'zstd'] as const;

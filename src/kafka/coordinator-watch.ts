@@ -27,9 +27,9 @@
  * other members), nor a member that is between generations (kafkajs is
  * joining already, after a rebalance, a consumer restart, or a batch that
  * gave up as CoordinatorLost: a stop of ours in the middle of kafkajs's own
- * join once left its fetchers spinning, src/sources/runner-stop.ts).
+ * join once left its fetchers spinning, src/kafka/runner-stop.ts).
  */
-import { failureMessage } from '../observability/errors.js';
+import { failureMessage } from '../errors/errors.js';
 
 export interface CoordinatorWatchPorts {
   /** How long a failed coordinator stays silent before the member joins again (ms): the session timeout. */

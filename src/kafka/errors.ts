@@ -5,7 +5,7 @@
  * failed first contact in one line naming the setting to check. Nothing
  * outside src/kafka/ reads a kafkajs error's fields.
  */
-import { causes, failureMessage, socketCode, TransientError, type FailureKind } from '../observability/errors.js';
+import { AgentledgerError, causes, FatalError, failureMessage, OwnershipLost, socketCode, TransientError, type FailureKind } from '../errors/errors.js';
 
 /** A failure to reach or use Kafka, in one line naming the setting to check. */
 export class KafkaUnavailableError extends Error {
@@ -130,7 +130,7 @@ export function membershipError(err: unknown): Error | undefined {
  * (membershipError, by its `type`): the fence refuses the flush and the buffer
  * is dropped, to be read again by whoever owns the partitions next.
  */
-export class CommitNotSent extends TransientError {
+export class CommitNotSent extends OwnershipLost {
   override name = 'CommitNotSent';
   readonly type = 'CONSUMER_NOT_RUNNING';
   constructor(partitions: number) {
@@ -149,7 +149,7 @@ export class CommitNotSent extends TransientError {
  * membership (membershipError): the buffer is dropped, the owner after the
  * rejoin reads the records again.
  */
-export class CoordinatorLost extends TransientError {
+export class CoordinatorLost extends OwnershipLost {
   override name = 'CoordinatorLost';
   readonly type = 'NOT_COORDINATOR_FOR_GROUP';
   constructor(silentMs: number, cause: unknown, what = 'no heartbeat reached') {
@@ -157,3 +157,29 @@ export class CoordinatorLost extends TransientError {
   }
 }
 
+/**
+ * A failed Kafka request as the rest of the code sees it (src/errors/errors.ts):
+ * OwnershipLost when the group no longer counts this member (its answer,
+ * kafkajs's own error, kept as `cause`: kafkaGroup() throws that one to
+ * kafkajs's runner, which joins again on it), else transient or fatal by
+ * kafkaFailure (a socket error without kafkajs's: transient). Made once, by
+ * the adapter (group.ts); an error typed already is left as it is.
+ */
+export function typedKafkaError(err: unknown): AgentledgerError {
+  if (err instanceof AgentledgerError) return err;
+  const message = err instanceof Error ? err.message : String(err);
+  const lost = membershipError(err);
+  const type = (lost as { type?: unknown } | undefined)?.type;
+  if (lost !== undefined) return new OwnershipLost(message, { cause: err, ...(typeof type === 'string' ? { code: type } : {}) });
+  const kind = kafkaFailure(err) ?? (socketCode(err) !== undefined ? 'transient' : 'fatal');
+  const answer = [...causes(err)].map((e) => (e as { type?: unknown }).type).find((t): t is string => typeof t === 'string');
+  const options = { cause: err, ...(answer === undefined ? {} : { code: answer }) };
+  return kind === 'transient' ? new TransientError(message, options) : new FatalError(message, options);
+}
+
+/** `request`, its failure typed (typedKafkaError). */
+export function typed<T>(request: Promise<T>): Promise<T> {
+  return request.catch((err: unknown) => {
+    throw typedKafkaError(err);
+  });
+}

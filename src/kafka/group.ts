@@ -8,7 +8,7 @@ import type { Config } from '../config/index.js';
 import { createReliableProducer, ensureTopics, TOPIC_CONFIG } from './client.js';
 import { undecodableBatch } from './codecs.js';
 import type { GroupListener, KafkaGroup } from './contract.js';
-import { CommitNotSent, kafkajsRejoinsOn, membershipError } from './errors.js';
+import { CommitNotSent, kafkajsRejoinsOn, membershipError, typed } from './errors.js';
 import { uncommittedRecords } from './lag.js';
 
 const commitKey = (topic: string, partition: number | string, offset: string): string => `${topic}:${String(partition)}:${offset}`;
@@ -67,7 +67,8 @@ export function kafkaGroup(kafka: Kafka, config: Config): KafkaGroup {
         partitionsConsumedConcurrently: 1,
         eachBatch: async (payload) => {
           try {
-            await eachBatch(payload);
+            // The heartbeat's failures typed as the rest (a membership answer: OwnershipLost).
+            await eachBatch({ ...payload, heartbeat: () => typed(payload.heartbeat()) });
           } catch (err) {
             // A lost membership (a membership answer, a batch that gave up on
             // a silent coordinator): kafkajs's runner joins the group again
@@ -103,7 +104,7 @@ export function kafkaGroup(kafka: Kafka, config: Config): KafkaGroup {
       const keys = positions.map((p) => commitKey(p.topic, p.partition, p.offset));
       for (const k of keys) acknowledged.delete(k);
       try {
-        await consumer.commitOffsets([...positions]);
+        await typed(consumer.commitOffsets([...positions]));
         if (!keys.every((k) => acknowledged.has(k))) throw new CommitNotSent(keys.length);
       } finally {
         for (const k of keys) acknowledged.delete(k);
@@ -112,32 +113,37 @@ export function kafkaGroup(kafka: Kafka, config: Config): KafkaGroup {
     seek: (topic, partition, offset) => consumer.seek({ topic, partition, offset }),
     pause: (names) => consumer.pause(names.map((topic) => ({ topic }))),
     sendDeadLetters: async (letters) => {
-      await producer.send({
-        topic: topics.deadLetter,
-        messages: letters.map((d) => ({
-          key: d.record.key,
-          value: d.record.value,
-          headers: {
-            ...d.record.headers,
-            'x-agentledger-reason': d.reason,
-            'x-source-topic': d.record.topic,
-            'x-source-partition': String(d.record.partition),
-            'x-source-offset': d.record.offset,
-          },
-        })),
-      });
+      await typed(
+        producer.send({
+          topic: topics.deadLetter,
+          messages: letters.map((d) => ({
+            key: d.record.key,
+            value: d.record.value,
+            headers: {
+              ...d.record.headers,
+              'x-agentledger-reason': d.reason,
+              'x-source-topic': d.record.topic,
+              'x-source-partition': String(d.record.partition),
+              'x-source-offset': d.record.offset,
+            },
+          })),
+        }),
+      );
     },
-    committedOffsets: async (topic) => {
-      const admin = kafka.admin();
-      await admin.connect();
-      try {
-        const [offsets] = await admin.fetchOffsets({ groupId, topics: [topic] });
-        return new Map((offsets?.partitions ?? []).map((p) => [p.partition, { offset: p.offset, metadata: p.metadata }]));
-      } finally {
-        await admin.disconnect();
-      }
-    },
-    uncommitted: (names, owned) => uncommittedRecords(kafka, groupId, names, owned),
+    committedOffsets: (topic) =>
+      typed(
+        (async () => {
+          const admin = kafka.admin();
+          await admin.connect();
+          try {
+            const [offsets] = await admin.fetchOffsets({ groupId, topics: [topic] });
+            return new Map((offsets?.partitions ?? []).map((p) => [p.partition, { offset: p.offset, metadata: p.metadata }]));
+          } finally {
+            await admin.disconnect();
+          }
+        })(),
+      ),
+    uncommitted: (names, owned) => typed(uncommittedRecords(kafka, groupId, names, owned)),
     disconnect: async () => {
       await consumer.disconnect();
       await producer.disconnect();

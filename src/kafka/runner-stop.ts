@@ -27,7 +27,7 @@
  */
 import { createRequire } from 'node:module';
 
-/** The kafkajs version this fix was written against and is tested on (test/unit/sources/runner-stop.test.ts). */
+/** The kafkajs version this fix was written against and is tested on (test/unit/kafka/runner-stop.test.ts). */
 export const PATCHED_KAFKAJS = '2.2.4';
 
 interface Runner {
@@ -44,7 +44,7 @@ export function fixRunnerStop(): void {
   const require = createRequire(import.meta.url);
   const { version } = require('kafkajs/package.json') as { version: string };
   if (version !== PATCHED_KAFKAJS) {
-    throw new Error(`kafkajs ${version} is installed; src/sources/runner-stop.ts fixes ${PATCHED_KAFKAJS} and must be checked against the new version`);
+    throw new Error(`kafkajs ${version} is installed; src/kafka/runner-stop.ts fixes ${PATCHED_KAFKAJS} and must be checked against the new version`);
   }
   const Runner = require('kafkajs/src/consumer/runner') as { prototype: Runner };
   const fetch = Runner.prototype.fetch;

@@ -15,17 +15,8 @@
  * on a server without one.
  */
 import type { ClickHouseClient } from '@clickhouse/client';
-import { clickhouseErrorCode, quoteString } from '../clickhouse/client.js';
-
-/** ClickHouse's TIMEOUT_EXCEEDED: also what an ON CLUSTER statement answers when servers have not run it in time. */
-const TIMEOUT_EXCEEDED = 159;
-const WATCHING_TASK = /Watching task (\/\S+?\/(query-\d+)) is executing longer than distributed_ddl_task_timeout/;
-
-/** The task's ZooKeeper path of an ON CLUSTER timeout, or undefined for any other failure. */
-export function ddlTimeoutTask(err: unknown): string | undefined {
-  if (clickhouseErrorCode(err) !== TIMEOUT_EXCEEDED) return undefined;
-  return WATCHING_TASK.exec(err instanceof Error ? err.message : String(err))?.[1];
-}
+import { quoteString } from '../clickhouse/client.js';
+import { ddlTimeoutTask } from '../clickhouse/errors.js';
 
 /**
  * The servers a task's node lists (`hosts: ['host:port', …]`), as ClickHouse
@@ -70,7 +61,7 @@ export class DdlTimeoutError extends Error {
     cause: unknown,
   ) {
     // The servers first: a message cut short still names them. ClickHouse's
-    // text (with its code, which clickhouseErrorCode reads) follows.
+    // text (with its code, which ddlTimeoutTask reads) follows.
     super(
       `an ON CLUSTER statement was not run by ${unfinished.join(', ')} within distributed_ddl_task_timeout: ` +
         `that server's DDL queue is stopped or behind (its log says why, under DDLWorker; docs/operations.md). ${(cause as Error).message}`,

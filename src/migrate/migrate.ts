@@ -16,9 +16,10 @@
  */
 import { hostname } from 'node:os';
 import type { ClickHouseClient, ClickHouseSettings as ClickHouseCommandSettings } from '@clickhouse/client';
-import { failureMessage } from '../observability/errors.js';
+import { failureMessage } from '../errors/errors.js';
 import type { Logger } from '../observability/logger.js';
-import { clickhouseErrorCode, createClickHouse, credentials, quoteIdent, quoteString, type ClickHouseSettings } from '../clickhouse/client.js';
+import { createClickHouse, credentials, quoteIdent, quoteString, type ClickHouseSettings } from '../clickhouse/client.js';
+import { answeredWith, checkFailed, columnMayExist, tableExists } from '../clickhouse/errors.js';
 import { clusterServers, clusterTarget, type ClusterTarget, type ServerAddress } from '../clickhouse/cluster.js';
 import { atServer, bookkeepingTable, renderMigrations, type RenderedStatement } from './cluster-ddl.js';
 import { explainDdlTimeout } from './ddl-laggards.js';
@@ -93,14 +94,6 @@ function topLevelComma(sql: string): boolean {
   return depth !== 0 || quote !== undefined;
 }
 
-/**
- * The error codes ClickHouse answers an ADD COLUMN of an existing column
- * with: 44 ILLEGAL_COLUMN on 18.16, 15 DUPLICATE_COLUMN on current versions
- * (both seen: test/integration/migrate.test.ts, test/modern). 44 also means
- * other things, so the code alone is never enough: the column is then
- * looked up (applyStatement).
- */
-const COLUMN_EXISTS_CODES: ReadonlySet<number> = new Set([15, 44]);
 
 /**
  * Runs one migration statement. An ADD COLUMN refused because its column
@@ -113,8 +106,7 @@ export async function applyStatement(ch: ClickHouseClient, statement: string, se
     await ch.command({ query: statement, ...(settings === undefined ? {} : { clickhouse_settings: settings }) });
   } catch (err) {
     const added = addedColumn(statement);
-    const code = clickhouseErrorCode(err);
-    if (added === undefined || code === undefined || !COLUMN_EXISTS_CODES.has(code)) throw err;
+    if (added === undefined || !columnMayExist(err)) throw err;
     const [existing] = await ch
       .query({
         query: `SELECT type FROM system.columns WHERE database = currentDatabase() AND table = ${quoteString(added.table)} AND name = ${quoteString(added.column)}`,
@@ -149,7 +141,7 @@ async function acquireLock(ch: ClickHouseClient, owner: string, log: Logger, { w
       await ch.insert({ table: LOCK_TABLE, values: [{ owner, taken_at: Math.floor(Date.now() / 1000) }], format: 'JSONEachRow' });
       return;
     } catch (err) {
-      if (!isAlreadyExists(err)) throw err;
+      if (!tableExists(err)) throw err;
     }
     const holder = await ch
       // The newest row: the holder renews the lock by adding rows.
@@ -184,11 +176,6 @@ function renewLock(ch: ClickHouseClient, owner: string, log: Logger, renewMs: nu
 
 function dropLock(target: ClusterTarget | undefined): string {
   return target === undefined ? `DROP TABLE IF EXISTS ${LOCK_TABLE}` : `DROP TABLE IF EXISTS ${target.database}.${LOCK_TABLE} ON CLUSTER ${target.cluster}`;
-}
-
-/** ClickHouse error 57 is TABLE_ALREADY_EXISTS on 18.16 and current versions. */
-function isAlreadyExists(err: unknown): boolean {
-  return clickhouseErrorCode(err) === 57;
 }
 
 /**
@@ -319,8 +306,8 @@ async function runStatement(
     try {
       await applyStatement(ch, statement.sql, settings.cluster === undefined ? undefined : { insert_distributed_sync: 1 });
     } catch (err) {
-      const code = clickhouseErrorCode(err);
-      if (code === undefined || !statement.checkedAfter?.includes(code)) throw err;
+      const code = answeredWith(err, statement.checkedAfter ?? []);
+      if (code === undefined) throw err;
       log.warn('a cluster statement failed in its reply only; the next statement checks its effect on every server', { code, statement: statement.sql });
     }
     return;
@@ -329,8 +316,6 @@ async function runStatement(
   for (const server of servers) await checkAt(ch, atServer(statement.sql, server, settings.database, { user, password }), server, settings, log);
 }
 
-/** ClickHouse's FUNCTION_THROW_IF_VALUE_IS_NON_ZERO: a migration check (`SELECT throwIf(…)`) found what it guards against. */
-const CHECK_FAILED = 395;
 /** How long a check waits for a server's replica to catch up (a merge its leader assigned) before it fails the migration. */
 const REPLICA_CATCH_UP_MS = 60_000;
 
@@ -342,7 +327,7 @@ async function checkAt(ch: ClickHouseClient, query: string, server: ServerAddres
       await ch.command({ query });
       return;
     } catch (err) {
-      if (clickhouseErrorCode(err) !== CHECK_FAILED || Date.now() > deadline) {
+      if (!checkFailed(err) || Date.now() > deadline) {
         throw new Error(`migration check failed on server ${server.host}:${server.port} of cluster ${settings.cluster}: ${(err as Error).message}`, { cause: err });
       }
       log.info('migration check not yet true on a server; waiting for its replica', { server: `${server.host}:${server.port}` });

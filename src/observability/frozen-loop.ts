@@ -5,7 +5,7 @@
  *
  * A process can stay alive and do nothing: code that never yields, or a
  * promise chain that answers itself on the microtask queue for ever (kafkajs
- * 2.2.4 did, src/sources/runner-stop.ts). Then no timer runs (the stall
+ * 2.2.4 did, src/kafka/runner-stop.ts). Then no timer runs (the stall
  * watchdog is one), no socket is read, and no signal handler runs: SIGTERM
  * does nothing, and the member holds its partitions, unseen by every check
  * inside the process. This guard watches from a worker thread, which has an

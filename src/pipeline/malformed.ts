@@ -41,7 +41,7 @@ export function recordTime(record: SourceRecord): string {
 
 /**
  * The ingested_at of a row the pipeline made: none yet. The flush sets it
- * (src/ingest/flusher.ts), one for every row of an insert, right before the
+ * (src/ingest/writer.ts), one for every row of an insert, right before the
  * insert: it is the partition key, so the insert stays one part.
  */
 export const UNSTAMPED = '';

@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Lease } from '../jobs/lease.js';
-import { failureMessage } from '../observability/errors.js';
+import { failureMessage } from '../errors/errors.js';
 import { queryRows } from './queries.js';
 import type { RollupDeps } from './deps.js';
 import { exec } from './statements.js';

@@ -7,7 +7,7 @@
  */
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { Logger } from '../observability/logger.js';
-import { failureMessage } from '../observability/errors.js';
+import { failureMessage } from '../errors/errors.js';
 import { mutationSql, type ClusterTarget } from '../clickhouse/cluster.js';
 import { queryRows, querySql } from './queries.js';
 import { renderSql, type SqlValue } from '../clickhouse/sql.js';

@@ -19,7 +19,7 @@ import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { isIP } from 'node:net';
 import { gzipSync } from 'node:zlib';
-import { failureMessage } from '../observability/errors.js';
+import { failureMessage } from '../errors/errors.js';
 import type { Logger } from '../observability/logger.js';
 import { PAGE_ASSETS, type PageAsset } from './assets.js';
 

@@ -8,7 +8,7 @@
 
 /**
  * The longest line read, in bytes before its newline: 16 MiB, the
- * max.message.bytes agentledger gives its topics (sources/kafka.ts
+ * max.message.bytes agentledger gives its topics (src/kafka/client.ts
  * TOPIC_CONFIG). A longer line could never have been one record of them, so
  * it is reported unread instead of being held in memory.
  */

@@ -338,7 +338,7 @@ async function brokerKilled(name: string, pick: (leaders: readonly number[], coo
     const second = chains.flatMap((c) => c.slice(HALF));
     const refused = await produceUntilSent(ctx, second, killedAt + within);
     // What the producer said is what the topic holds: kafkajs alone lost a
-    // dead leader's records here (src/sources/checked-send.ts).
+    // dead leader's records here (src/kafka/checked-send.ts).
     const missing = await missingFromTopic(brokers, ctx.config.kafka.topics.envelopes, second);
     assert.equal(missing.length, 0, `${missing.length} acknowledged record(s) missing from the topic`);
     try {
@@ -370,11 +370,11 @@ test(
     // after the kill were not all on the topic (once 510 of 600): kafkajs's
     // producer, on a retry, skips a broker that answered already, even when
     // the dead leader's partitions moved to it; the checked send
-    // (src/sources/checked-send.ts) now sends them again, and the test
+    // (src/kafka/checked-send.ts) now sends them again, and the test
     // asserts the topic holds them all. And ingest froze: the coordinator
     // watch stopped the consumer while kafkajs rebuilt its fetchers, which
     // then spun on the microtask queue for ever (fixed in
-    // src/sources/runner-stop.ts, and no stop of ours during kafkajs's own
+    // src/kafka/runner-stop.ts, and no stop of ours during kafkajs's own
     // join); the frozen-loop guard kills a process that freezes anyway.
   },
   async () => {

@@ -26,7 +26,8 @@ import { ChainState, processEnvelopeBatch } from '../../src/pipeline/envelopes.j
 import type { SourceRecord } from '../../src/pipeline/stream.js';
 import { ENVELOPE_FACTS, FACT_NAMES, factSql, SLOT_NAMES, unfoldSlots, type FactName } from '../../src/rows/envelope-facts.js';
 import type { EnvelopeRow } from '../../src/rows/rows.js';
-import { clickhouseErrorCode, createClickHouse } from '../../src/clickhouse/client.js';
+import { createClickHouse } from '../../src/clickhouse/client.js';
+import { clickhouseErrorCode } from '../../src/clickhouse/errors.js';
 import { EnvelopeStore } from '../../src/store/envelope-store.js';
 import { ENVELOPE_COLUMNS } from '../../src/store/columns.js';
 import { loadMigrations } from '../../src/migrate/migrations.js';

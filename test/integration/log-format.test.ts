@@ -2,7 +2,7 @@
  * AGENTLEDGER_LOG_FORMAT against the real stack: with stderr piped (as under
  * a supervisor or a log shipper) `auto` writes JSON, every line of it;
  * `text` writes the terminal's lines. No secret in either. (kafkajs's lines
- * go through the same logger: test/unit/sources/kafka-client.test.ts.)
+ * go through the same logger: test/unit/kafka/client.test.ts.)
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';

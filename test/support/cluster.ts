@@ -12,7 +12,7 @@ import { after, before } from 'node:test';
 import { MIGRATIONS_DIR } from '../../src/cli/migrate.js';
 import type { ExpectedTraffic } from '../../src/demo/traffic/index.js';
 import { createLogger } from '../../src/observability/logger.js';
-import { clickhouseErrorCode } from '../../src/clickhouse/client.js';
+import { clickhouseErrorCode } from '../../src/clickhouse/errors.js';
 import { DdlTimeoutError } from '../../src/migrate/ddl-laggards.js';
 import { migrate } from '../../src/migrate/migrate.js';
 import { clusterPidFile, restartClusterServers } from './cluster-restart.js';

@@ -11,7 +11,7 @@ export async function produceEnvelopes(ctx: TestContext, records: readonly { rea
     { topic, numPartitions: partitions, configEntries: TOPIC_CONFIG },
     { topic: ctx.config.kafka.topics.deadLetter, numPartitions: 1, configEntries: TOPIC_CONFIG },
   ]);
-  // Checked (src/sources/checked-send.ts): kafkajs alone can resolve a send that skipped a dead leader's records.
+  // Checked (src/kafka/checked-send.ts): kafkajs alone can resolve a send that skipped a dead leader's records.
   const producer = createProducer(kafka);
   await producer.connect();
   try {

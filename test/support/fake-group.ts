@@ -6,12 +6,13 @@
  * test decides every step: which member fetches which partition, when the
  * group rebalances, when a member is expelled without knowing it (a zombie).
  * The coordinator's rules are kept: a commit from an expelled member or of an
- * old generation is refused with kafkajs's membership error, a new
+ * old generation is refused as kafkaGroup() refuses it (OwnershipLost), a new
  * generation fetches from the committed offsets, a seek makes the batches
  * fetched before it stale.
  */
 import type { IngestEdges } from '../../src/ingest/edges.js';
 import type { BatchPayload, Committed, GroupListener, Position } from '../../src/kafka/contract.js';
+import { OwnershipLost, TransientError } from '../../src/errors/errors.js';
 import { kafkajsRejoinsOn, membershipError } from '../../src/kafka/errors.js';
 import type { DeadLetter } from '../../src/pipeline/stream.js';
 
@@ -21,11 +22,18 @@ export interface LogRecord {
   readonly value: Buffer | null;
 }
 
-/** What kafkajs gives when the coordinator's broker is gone: no answer at all (retriable). */
-const coordinatorGone = (): Error => Object.assign(new Error('Connection error: connect ECONNREFUSED 127.0.0.1:9092'), { name: 'KafkaJSConnectionError', retriable: true });
+/** What kafkaGroup() throws when the coordinator's broker is gone: no answer at all (kafkajs's retriable error, typed transient). */
+const coordinatorGone = (): Error =>
+  new TransientError('Connection error: connect ECONNREFUSED 127.0.0.1:9092', {
+    cause: Object.assign(new Error('Connection error: connect ECONNREFUSED 127.0.0.1:9092'), { name: 'KafkaJSConnectionError', retriable: true }),
+  });
 
-/** The error kafkajs gives for an answer of the group coordinator (membershipError() reads its type). */
-const coordinatorRefusal = (type: string): Error => Object.assign(new Error(`The coordinator refused this member (${type})`), { name: 'KafkaJSProtocolError', type, retriable: false });
+/** What kafkaGroup() throws for the coordinator's refusal of this member: OwnershipLost, kafkajs's answer (its type) as cause. */
+const coordinatorRefusal = (type: string): Error =>
+  new OwnershipLost(`The coordinator refused this member (${type})`, {
+    cause: Object.assign(new Error(`The coordinator refused this member (${type})`), { name: 'KafkaJSProtocolError', type, retriable: false }),
+    code: type,
+  });
 
 const tpOf = (topic: string, partition: number): string => `${topic}:${partition}`;
 

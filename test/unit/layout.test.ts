@@ -51,15 +51,27 @@ test('pure stages import only pure stages; the sink imports no stage before it',
     for (const to of edges.get(stage) ?? []) assert.ok(pure.has(to), `${stage}/ imports ${to}/`);
   }
   for (const to of edges.get('rows') ?? []) assert.fail(`rows/ imports ${to}/: it is the bottom of the graph`);
+  // errors/ is the taxonomy of failures every folder may throw and decide on: it imports nothing of agentledger.
+  assert.ok(edges.has('errors'), 'src/errors/ exists');
+  for (const to of edges.get('errors') ?? []) assert.fail(`errors/ imports ${to}/: it is the bottom of the graph`);
   // The sink: the ClickHouse client (clickhouse/) below the writers (store/) and the migrations (migrate/); none imports a stage before it.
   const sink = { clickhouse: [], store: ['clickhouse'], migrate: ['clickhouse'] } as const;
   for (const [folder, above] of Object.entries(sink)) {
     assert.ok(edges.has(folder), `src/${folder}/ exists`);
-    for (const to of edges.get(folder) ?? []) assert.ok(['config', 'observability', 'money', 'rows', ...above].includes(to), `${folder}/ imports ${to}/`);
+    for (const to of edges.get(folder) ?? []) assert.ok(['config', 'errors', 'observability', 'money', 'rows', ...above].includes(to), `${folder}/ imports ${to}/`);
   }
   for (const to of edges.get('pipeline') ?? []) assert.ok(!['sources', 'ingest', 'cli', 'jobs', ...Object.keys(sink)].includes(to), `pipeline/ imports ${to}/`);
-  // sources/ are the Kafka and file adapters below the ingest core.
-  for (const to of edges.get('sources') ?? []) assert.ok(!['ingest', 'cli'].includes(to), `sources/ imports ${to}/`);
+  // kafka/ and sources/ are the Kafka and journal adapters below the ingest core.
+  for (const adapter of ['kafka', 'sources']) {
+    for (const to of edges.get(adapter) ?? []) assert.ok(!['ingest', 'cli', 'jobs', 'alerts', 'rollups'].includes(to), `${adapter}/ imports ${to}/`);
+  }
+});
+
+test('kafkajs is imported by src/kafka/ alone: the day it is replaced, that folder is the change', () => {
+  const importers = files(SRC).filter((file) => /from 'kafkajs(\/[^']*)?'|require\('kafkajs(\/[^']*)?'\)|import\('kafkajs/.test(readFileSync(file, 'utf8')));
+  assert.ok(importers.length > 0, 'the adapter imports it');
+  const outside = importers.filter((file) => relative(SRC, file).split('/')[0] !== 'kafka');
+  assert.deepEqual(outside.map((file) => relative(SRC, file)), [], 'files outside src/kafka/ importing kafkajs');
 });
 
 /** A file of src/ as the failure messages name it: `src/rollups/rollups.ts`. */

@@ -12,7 +12,7 @@ import { UnrecoverableError, type Job } from 'bullmq';
 import { deliveryProcessor } from '../../../src/alerts/delivery.js';
 import { step } from '../../../src/alerts/state.js';
 import { noticeOf, postNotice, refusedForGood, type Notice } from '../../../src/alerts/webhook.js';
-import { statedKind } from '../../../src/observability/errors.js';
+import { statedKind } from '../../../src/errors/errors.js';
 
 let server: Server;
 let base: string;

@@ -9,7 +9,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
 import { parseConfig } from '../../../src/config/index.js';
-import { ClickHouseUnavailableError, clickhouseClientOptions, clickhouseErrorCode, credentials, explainClickHouseError, quoteReply } from '../../../src/clickhouse/client.js';
+import { ClickHouseUnavailableError, clickhouseClientOptions, credentials, explainClickHouseError, quoteReply } from '../../../src/clickhouse/client.js';
+import { clickhouseErrorCode } from '../../../src/clickhouse/errors.js';
 
 let server: Server;
 let base = '';

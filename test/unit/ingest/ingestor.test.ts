@@ -15,7 +15,7 @@ import { parseConfig, type Config } from '../../../src/config/index.js';
 import { DEFAULT_DECODE_OPTIONS } from '../../../src/decode/envelope.js';
 import { Ingestor } from '../../../src/ingest/ingestor.js';
 import { CoordinatorLost } from '../../../src/kafka/errors.js';
-import { AgentledgerError } from '../../../src/observability/errors.js';
+import { AgentledgerError } from '../../../src/errors/errors.js';
 import { createLogger } from '../../../src/observability/logger.js';
 import { createMetrics } from '../../../src/observability/metrics.js';
 import { ChainState, EnvelopeStream, processEnvelopeBatch } from '../../../src/pipeline/envelopes.js';

@@ -38,6 +38,12 @@ class Driven {
     const judge = Driven.only(commands, 'judge');
     return this.send({ type: 'judged', session: judge.session, tp, from: judge.from, lastOffset: String(lastOffset), count, bytes: count * 10, filtered: false, now });
   }
+  /** The flight of `buffer` through: fence held, rows written (stamped `stampSeconds`), commit acknowledged. */
+  land(buffer: number, { refused = false, stampSeconds = 1 }: { refused?: boolean; stampSeconds?: number } = {}): readonly Command[] {
+    this.send({ type: 'fenceHeld', buffer });
+    this.send({ type: 'written', buffer, stampSeconds, refused });
+    return this.send({ type: 'committed', buffer });
+  }
   flush(force = false, now = 0, fromTimer = false): readonly Command[] {
     return this.send({ type: 'flushCheck', force, fromTimer, now });
   }
@@ -139,9 +145,7 @@ test('one flight at a time: a buffer due while one is in flight waits for it; a 
   const retry = m.flush(true);
   assert.equal(Driven.only(retry, 'fence').buffer, first.buffer, 'the failed flight again, fence first');
   assert.ok(!retry.some((c) => c.type === 'seal'), 'no later buffer sealed before it');
-  m.send({ type: 'fenceHeld', buffer: first.buffer });
-  m.send({ type: 'written', buffer: first.buffer, stampSeconds: 1, refused: false });
-  m.send({ type: 'committed', buffer: first.buffer });
+  m.land(first.buffer);
   const second = Driven.only(m.flush(true), 'fence');
   assert.notEqual(second.buffer, first.buffer, 'then the next one');
 });
@@ -197,9 +201,7 @@ test('rows the server refused in the flight: the buffer judged meanwhile is drop
   n.send(assigned(0));
   n.batch(0, 4, 5);
   const f = Driven.only(n.flush(true), 'fence');
-  n.send({ type: 'fenceHeld', buffer: f.buffer });
-  n.send({ type: 'written', buffer: f.buffer, stampSeconds: 1, refused: true });
-  n.send({ type: 'committed', buffer: f.buffer });
+  n.land(f.buffer, { refused: true });
   assert.equal(Driven.only(n.flush(false, 0), 'rebuild').flight, f.buffer);
 });
 
@@ -274,9 +276,7 @@ test('a fetch the client filtered out moves its partition’s position forward o
   filtered(0, '2');
   assert.equal(m.state.open.positions.get(`${T}:0`)?.offset, '5', 'not moved back');
   const fence = Driven.only(m.flush(true), 'fence');
-  m.send({ type: 'fenceHeld', buffer: fence.buffer });
-  m.send({ type: 'written', buffer: fence.buffer, stampSeconds: 1, refused: false });
-  m.send({ type: 'committed', buffer: fence.buffer });
+  m.land(fence.buffer);
   filtered(0, '3');
   assert.equal(m.state.open.positions.size, 0, 'records filtered below the progress make no buffer (and no commit)');
   filtered(0, '11');

@@ -5,11 +5,11 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { AgentledgerError, TimeoutError } from '../../../src/observability/errors.js';
+import { AgentledgerError, OwnershipLost, ownershipLost, TimeoutError } from '../../../src/errors/errors.js';
 import { createLogger } from '../../../src/observability/logger.js';
 import { createMetrics } from '../../../src/observability/metrics.js';
 import { BatchRetry } from '../../../src/ingest/retry.js';
-import { CoordinatorLost, membershipError } from '../../../src/kafka/errors.js';
+import { CoordinatorLost } from '../../../src/kafka/errors.js';
 
 interface Seen {
   retried: string[];
@@ -85,7 +85,7 @@ test('the paused gauge is 1 while a batch waits and 0 once it is done', async ()
 
 test('a lost membership ends the batch at once: no retry (the next owner reads the records again)', async () => {
   const { retry, seen, heartbeat } = retrier();
-  const lost = Object.assign(new Error('The coordinator is not aware of this member'), { type: 'UNKNOWN_MEMBER_ID' });
+  const lost = new OwnershipLost('The coordinator is not aware of this member', { code: 'UNKNOWN_MEMBER_ID' });
   const w = work([new AgentledgerError('transient', 'wrapped', { cause: lost })]);
   await assert.rejects(retry.untilDone({ heartbeat, isRunning: running }, {}, w.run), /not aware of this member/);
   assert.equal(w.runs(), 1);
@@ -160,7 +160,7 @@ test('no heartbeat reaching the coordinator for longer than the session timeout:
   const err = await retry.untilDone({ heartbeat, isRunning: running }, {}, slow).catch((e: unknown) => e);
   assert.ok(err instanceof CoordinatorLost, String(err));
   assert.equal(err.type, 'NOT_COORDINATOR_FOR_GROUP');
-  assert.equal(membershipError(err), err, 'a lost membership: the buffer is dropped');
+  assert.equal(ownershipLost(err), err, 'a lost membership: the buffer is dropped');
   assert.match(err.message, /no heartbeat reached the group coordinator for \d+ ms, longer than the session timeout/);
   // Retried (waits growing, each heartbeat after one refused) until 6 s of silence, not for ever.
   const waited = seen.waits.reduce((a, b) => a + b, 0);
@@ -185,7 +185,7 @@ test('offset commits the coordinator leaves unanswered for longer than the sessi
   };
   const err = await retry.untilDone({ heartbeat, isRunning: running }, {}, commit).catch((e: unknown) => e);
   assert.ok(err instanceof CoordinatorLost, String(err));
-  assert.equal(membershipError(err), err, 'a lost membership: the buffer is dropped');
+  assert.equal(ownershipLost(err), err, 'a lost membership: the buffer is dropped');
   assert.match(err.message, /^no request of this batch answered by the group coordinator for \d+ ms, longer than the session timeout/);
   assert.equal(w.runs(), 2, 'the first unanswered commit is retried once; the second ends the batch');
   assert.ok(seen.heartbeats > 0, 'the heartbeats resolved meanwhile');

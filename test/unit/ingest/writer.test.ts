@@ -9,7 +9,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { AgentledgerError } from '../../../src/observability/errors.js';
+import { AgentledgerError } from '../../../src/errors/errors.js';
 import { createLogger } from '../../../src/observability/logger.js';
 import { createMetrics } from '../../../src/observability/metrics.js';
 import { emptyPending, type Pending } from '../../../src/ingest/pending.js';

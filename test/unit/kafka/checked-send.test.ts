@@ -1,6 +1,6 @@
 /**
  * kafkajs's own send (src/producer/sendMessages.js) over a fake cluster of
- * two brokers, through the fault src/sources/checked-send.ts guards: the
+ * two brokers, through the fault src/kafka/checked-send.ts guards: the
  * leader of partition 1 dies during a send, its leadership moves to the
  * broker that already answered for partition 0, and the retry skips that
  * broker. As shipped the send resolves with partition 1's records sent

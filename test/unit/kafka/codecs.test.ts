@@ -1,5 +1,5 @@
 /**
- * The compression codecs registered with kafkajs (src/sources/codecs.ts), on
+ * The compression codecs registered with kafkajs (src/kafka/codecs.ts), on
  * bytes other clients wrote (test/fixtures/codecs): whole record batches
  * made by the Java client's MemoryRecordsBuilder, and payloads made by
  * franz-go's own compressor (raw snappy, pierrec lz4 frames, klauspost zstd).

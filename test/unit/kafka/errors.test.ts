@@ -7,8 +7,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import kafkajs from 'kafkajs';
-import { failureKind } from '../../../src/ingest/failures.js';
-import { kafkaFailure } from '../../../src/kafka/errors.js';
+import { kafkaFailure, typedKafkaError } from '../../../src/kafka/errors.js';
 
 /** kafkajs's classes, as its JavaScript has them (its typings lack some constructors' arguments). */
 type Ctor = new (...args: unknown[]) => Error & { retriable?: boolean };
@@ -29,28 +28,28 @@ const {
 const answer = (type: string, code: number, retriable: boolean): Error => new KafkaJSProtocolError!({ message: type, type, code, retriable });
 
 test('retriable kafkajs errors are transient', () => {
-  assert.equal(failureKind(new KafkaJSConnectionError!('Connection error: connect ECONNREFUSED 127.0.0.1:9092', { code: 'ECONNREFUSED' })), 'transient');
-  assert.equal(failureKind(new KafkaJSRequestTimeoutError!('Request Produce(key: 0, version: 7) timed out')), 'transient');
-  assert.equal(failureKind(answer('NOT_LEADER_FOR_PARTITION', 6, true)), 'transient');
-  assert.equal(failureKind(answer('NOT_COORDINATOR_FOR_GROUP', 16, true)), 'transient');
+  assert.equal(typedKafkaError(new KafkaJSConnectionError!('Connection error: connect ECONNREFUSED 127.0.0.1:9092', { code: 'ECONNREFUSED' })).kind, 'transient');
+  assert.equal(typedKafkaError(new KafkaJSRequestTimeoutError!('Request Produce(key: 0, version: 7) timed out')).kind, 'transient');
+  assert.equal(typedKafkaError(answer('NOT_LEADER_FOR_PARTITION', 6, true)).kind, 'transient');
+  assert.equal(typedKafkaError(answer('NOT_COORDINATOR_FOR_GROUP', 16, true)).kind, 'transient');
 });
 
 test('what kafkajs gave up on after retrying a retriable error stays transient', () => {
   const exhausted = new KafkaJSNumberOfRetriesExceeded!(new KafkaJSConnectionError!('Connection error: read ECONNRESET'), { retryCount: 10, retryTime: 5000 });
   assert.equal(exhausted.retriable, false);
-  assert.equal(failureKind(exhausted), 'transient');
-  assert.equal(failureKind(new KafkaJSGroupCoordinatorNotFound!('Failed to find group coordinator')), 'transient');
-  assert.equal(failureKind(new KafkaJSLockTimeout!('Timeout while acquiring lock')), 'transient');
+  assert.equal(typedKafkaError(exhausted).kind, 'transient');
+  assert.equal(typedKafkaError(new KafkaJSGroupCoordinatorNotFound!('Failed to find group coordinator')).kind, 'transient');
+  assert.equal(typedKafkaError(new KafkaJSLockTimeout!('Timeout while acquiring lock')).kind, 'transient');
 });
 
 test('a SASL refusal after start is fatal, bare or wrapped by the retrier', () => {
   const refused = new KafkaJSSASLAuthenticationError!('SASL SCRAM SHA256 authentication failed: invalid credentials');
-  assert.equal(failureKind(refused), 'fatal');
-  assert.equal(failureKind(new KafkaJSNonRetriableError!(refused, { cause: refused })), 'fatal');
+  assert.equal(typedKafkaError(refused).kind, 'fatal');
+  assert.equal(typedKafkaError(new KafkaJSNonRetriableError!(refused, { cause: refused })).kind, 'fatal');
   // A look-alike (kafkajs's name, no class of ours): fatal too.
-  assert.equal(failureKind(Object.assign(new Error('SASL PLAIN: invalid username or password'), { name: 'KafkaJSSASLAuthenticationError', retriable: false })), 'fatal');
-  assert.equal(failureKind(answer('SASL_AUTHENTICATION_FAILED', 58, false)), 'fatal');
-  assert.equal(failureKind(answer('ILLEGAL_SASL_STATE', 34, false)), 'fatal');
+  assert.equal(typedKafkaError(Object.assign(new Error('SASL PLAIN: invalid username or password'), { name: 'KafkaJSSASLAuthenticationError', retriable: false })).kind, 'fatal');
+  assert.equal(typedKafkaError(answer('SASL_AUTHENTICATION_FAILED', 58, false)).kind, 'fatal');
+  assert.equal(typedKafkaError(answer('ILLEGAL_SASL_STATE', 34, false)).kind, 'fatal');
 });
 
 test('authorization failures are fatal, even under a retriable wrapper', () => {
@@ -59,16 +58,16 @@ test('authorization failures are fatal, even under a retriable wrapper', () => {
     ['GROUP_AUTHORIZATION_FAILED', 30],
     ['CLUSTER_AUTHORIZATION_FAILED', 31],
   ] as const) {
-    assert.equal(failureKind(answer(type, code, false)), 'fatal', type);
-    assert.equal(failureKind(new KafkaJSNonRetriableError!(answer(type, code, false), { cause: answer(type, code, false) })), 'fatal', `${type} wrapped`);
-    assert.equal(failureKind(Object.assign(new Error('x', { cause: answer(type, code, false) }), { name: 'KafkaJSError', retriable: true })), 'fatal', `${type} under a retriable error`);
+    assert.equal(typedKafkaError(answer(type, code, false)).kind, 'fatal', type);
+    assert.equal(typedKafkaError(new KafkaJSNonRetriableError!(answer(type, code, false), { cause: answer(type, code, false) })).kind, 'fatal', `${type} wrapped`);
+    assert.equal(typedKafkaError(Object.assign(new Error('x', { cause: answer(type, code, false) }), { name: 'KafkaJSError', retriable: true })).kind, 'fatal', `${type} under a retriable error`);
   }
 });
 
 test('other non-retriable kafkajs errors are fatal', () => {
-  assert.equal(failureKind(answer('MESSAGE_TOO_LARGE', 10, false)), 'fatal');
-  assert.equal(failureKind(new KafkaJSServerDoesNotSupportApiKey!('The Kafka server does not support the requested API version')), 'fatal');
-  assert.equal(failureKind(new KafkaJSNonRetriableError!('Invalid topics array')), 'fatal');
+  assert.equal(typedKafkaError(answer('MESSAGE_TOO_LARGE', 10, false)).kind, 'fatal');
+  assert.equal(typedKafkaError(new KafkaJSServerDoesNotSupportApiKey!('The Kafka server does not support the requested API version')).kind, 'fatal');
+  assert.equal(typedKafkaError(new KafkaJSNonRetriableError!('Invalid topics array')).kind, 'fatal');
 });
 
 test('not a kafkajs error: left to the other classifiers', () => {

@@ -1,6 +1,6 @@
 /**
  * kafkajs's own consumer runner and fetch manager, driven by a fake consumer
- * group through the window src/sources/runner-stop.ts fixes: the runner
+ * group through the window src/kafka/runner-stop.ts fixes: the runner
  * stopped while its fetchers are being rebuilt because a broker dropped out.
  * As shipped, kafkajs then spins on the microtask queue (no timer of the
  * process runs again); the fake group counts the spin and breaks it after

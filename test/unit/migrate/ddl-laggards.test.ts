@@ -6,8 +6,8 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { clickhouseErrorCode } from '../../../src/clickhouse/client.js';
-import { DdlTimeoutError, ddlTimeoutTask, readableHost, taskHosts } from '../../../src/migrate/ddl-laggards.js';
+import { clickhouseErrorCode, ddlTimeoutTask } from '../../../src/clickhouse/errors.js';
+import { DdlTimeoutError, readableHost, taskHosts } from '../../../src/migrate/ddl-laggards.js';
 
 // What 18.16 answered in CI (TIMEOUT_EXCEEDED over HTTP), shortened after the part read.
 const TIMEOUT_18_16 =

@@ -1,10 +1,13 @@
-/** Which failures are retried, traced to a record, or fatal: the ClickHouse codes in both servers' formats, sockets, Kafka. */
+/**
+ * Which failures are retried, traced to a record, or fatal, as the two edges
+ * type them (src/clickhouse/errors.ts, src/kafka/errors.ts): the ClickHouse
+ * codes in both servers' formats, sockets, Kafka, a lost membership.
+ */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { failureMessage, TimeoutError } from '../../../src/observability/errors.js';
-import { clickhouseFailure } from '../../../src/clickhouse/errors.js';
-import { failureKind } from '../../../src/ingest/failures.js';
-import { CommitNotSent, membershipError } from '../../../src/kafka/errors.js';
+import { ContentError, failureMessage, kindOf, OwnershipLost, ownershipLost, TimeoutError } from '../../../src/errors/errors.js';
+import { clickhouseFailure, typedClickHouseError } from '../../../src/clickhouse/errors.js';
+import { CommitNotSent, CoordinatorLost, membershipError, typedKafkaError } from '../../../src/kafka/errors.js';
 
 /** An error as @clickhouse/client gives it for current servers: the code parsed out. */
 const current = (code: number, message = 'DB::Exception: …'): Error => Object.assign(new Error(message), { code: String(code), type: 'X' });
@@ -29,7 +32,19 @@ test('ClickHouse codes are classified the same in both error formats', () => {
   for (const [code, kind] of cases) {
     assert.equal(clickhouseFailure(current(code)), kind, `current format, code ${code}`);
     assert.equal(clickhouseFailure(old(code)), kind, `18.16 format, code ${code}`);
+    assert.equal(typedClickHouseError(old(code)).kind, kind, `typed by the client, code ${code}`);
   }
+});
+
+test('the ClickHouse client types a failure once: its class by kind, the server code, the original as cause, the message unchanged', () => {
+  const raw = old(25);
+  const typed = typedClickHouseError(raw);
+  assert.ok(typed instanceof ContentError);
+  assert.equal(typed.code, 25);
+  assert.equal(typed.cause, raw);
+  assert.equal(typed.message, raw.message);
+  assert.equal(typedClickHouseError(typed), typed, 'typed already: left as it is');
+  assert.equal(kindOf(typed), 'content', 'above the edge, the class decides');
 });
 
 test('socket failures are transient, unknown errors fatal', () => {
@@ -45,12 +60,13 @@ test('socket failures are transient, unknown errors fatal', () => {
 
 test('Kafka failures are retried unless the broker says a retry cannot help', () => {
   const kafkaError = (name: string, retriable: boolean, cause?: Error): Error => Object.assign(new Error(name, cause ? { cause } : {}), { name, retriable });
-  assert.equal(failureKind(kafkaError('KafkaJSConnectionError', true)), 'transient');
-  assert.equal(failureKind(kafkaError('KafkaJSNumberOfRetriesExceeded', false, kafkaError('KafkaJSConnectionError', true))), 'transient');
-  assert.equal(failureKind(kafkaError('KafkaJSProtocolError', false)), 'fatal');
-  assert.equal(failureKind(kafkaError('KafkaJSNonRetriableError', false, kafkaError('KafkaJSProtocolError', false))), 'fatal');
-  assert.equal(failureKind(new TimeoutError('offset commit', 'Kafka', 6000)), 'transient');
-  assert.equal(failureKind(current(25)), 'content');
+  assert.equal(typedKafkaError(kafkaError('KafkaJSConnectionError', true)).kind, 'transient');
+  assert.equal(typedKafkaError(kafkaError('KafkaJSNumberOfRetriesExceeded', false, kafkaError('KafkaJSConnectionError', true))).kind, 'transient');
+  assert.equal(typedKafkaError(kafkaError('KafkaJSProtocolError', false)).kind, 'fatal');
+  assert.equal(typedKafkaError(kafkaError('KafkaJSNonRetriableError', false, kafkaError('KafkaJSProtocolError', false))).kind, 'fatal');
+  assert.equal(typedKafkaError(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' })).kind, 'transient', 'a socket error without kafkajs');
+  assert.equal(kindOf(new TimeoutError('offset commit', 'Kafka', 6000)), 'transient');
+  assert.equal(kindOf(kafkaError('KafkaJSConnectionError', true)), 'fatal', 'an error no edge typed is fatal: the edges type every one');
 });
 
 test('a failure message becomes one bounded, well-formed line', () => {
@@ -69,7 +85,15 @@ test("a lost membership: the coordinator's refusals, wrapped or bare, and a comm
   assert.equal(membershipError(wrapped), refusal);
   const unsent = new CommitNotSent(2);
   assert.equal(membershipError(unsent), unsent, 'nothing proves the member still owns the partitions');
-  assert.equal(failureKind(unsent), 'transient', 'the consumer restarts, and the records are read again');
+  assert.equal(kindOf(unsent), 'transient', 'the consumer restarts, and the records are read again');
   assert.equal(membershipError(Object.assign(new Error('leader not available'), { type: 'LEADER_NOT_AVAILABLE' })), undefined);
   assert.equal(membershipError(new Error('socket hang up')), undefined);
+  // Typed at the edge: an OwnershipLost, the answer kept as cause (what kafkajs's runner is given back) and as code.
+  const typed = typedKafkaError(wrapped);
+  assert.ok(typed instanceof OwnershipLost);
+  assert.equal(typed.code, 'UNKNOWN_MEMBER_ID');
+  assert.equal(membershipError(typed), refusal);
+  assert.equal(ownershipLost(new Error('outer', { cause: typed })), typed, 'found along the chain');
+  assert.ok(unsent instanceof OwnershipLost && new CoordinatorLost(7000, new Error('x')) instanceof OwnershipLost);
+  assert.ok(!(typedKafkaError(Object.assign(new Error('leader not available'), { name: 'KafkaJSProtocolError', type: 'LEADER_NOT_AVAILABLE', retriable: true })) instanceof OwnershipLost));
 });

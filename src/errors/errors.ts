@@ -1,8 +1,14 @@
 /**
  * Errors typed by what a caller does with them (issue 22): try again later
  * (transient), set the data aside because the same data fails the same way
- * every time (content), or stop and say why (fatal: a wrong setting, a
- * missing right, a bug; retrying forever would hide it).
+ * every time (content), stop and say why (fatal: a wrong setting, a missing
+ * right, a bug; retrying forever would hide it), or drop what this member
+ * holds (ownership lost: the group gave its partitions to another).
+ *
+ * The edges type every failure where it arises: the ClickHouse client
+ * (src/clickhouse/client.ts, by the server's code) and the Kafka adapter
+ * (src/kafka/group.ts, by kafkajs's error). Above them, a decision is an
+ * `instanceof` (kindOf, ownershipLost), never a message or a code.
  *
  * Low in the import graph on purpose (it imports nothing of agentledger):
  * every folder, the sink included, may use it.
@@ -10,13 +16,22 @@
 
 export type FailureKind = 'transient' | 'content' | 'fatal';
 
-/** An error that says what a retry would do: its `kind`, and the `cause` it explains. */
+/** What an edge knows of a failure besides its message: the error it explains, and the server's code. */
+export interface FailureOptions {
+  readonly cause?: unknown;
+  /** The server's code (ClickHouse's number, Kafka's error type), for logs and people; decisions use the class. */
+  readonly code?: string | number;
+}
+
+/** An error that says what a retry would do: its `kind`, the `cause` it explains, and the server's `code`. */
 export class AgentledgerError extends Error {
   override name = 'AgentledgerError';
   readonly kind: FailureKind;
-  constructor(kind: FailureKind, message: string, options?: { cause?: unknown }) {
-    super(message, options);
+  readonly code: string | number | undefined;
+  constructor(kind: FailureKind, message: string, options?: FailureOptions) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.kind = kind;
+    this.code = options?.code;
   }
 }
 
@@ -28,7 +43,7 @@ export class AgentledgerError extends Error {
 function errorOfKind(kind: FailureKind, className: string) {
   return class extends AgentledgerError {
     override name = className;
-    constructor(message: string, options?: { cause?: unknown }) {
+    constructor(message: string, options?: FailureOptions) {
       super(kind, message, options);
     }
   };
@@ -42,6 +57,17 @@ export class ContentError extends errorOfKind('content', 'ContentError') {}
 
 /** Neither: a retry cannot change the answer. */
 export class FatalError extends errorOfKind('fatal', 'FatalError') {}
+
+/**
+ * The consumer group no longer counts this member as the owner of its
+ * partitions (expelled, an old generation, a coordinator silent for a
+ * session, a commit the client did not send): whatever it holds is dropped,
+ * and the next owner reads the records again. Transient for the member: it
+ * joins again.
+ */
+export class OwnershipLost extends TransientError {
+  override name = 'OwnershipLost';
+}
 
 /** A call that got no answer in time (`<what>: no answer from <from> in <ms> ms`): transient. */
 export class TimeoutError extends TransientError {
@@ -106,6 +132,12 @@ export const SOCKET_CODES: ReadonlySet<string> = new Set([
   'UND_ERR_SOCKET', // undici (fetch): the socket closed under the request
 ]);
 
+/** Node's answer to a listen on an address another process holds. */
+export const addressInUse = (err: unknown): boolean => (err as { code?: unknown } | null)?.code === 'EADDRINUSE';
+
+/** Node's answer to a write to a pipe whose reader is gone (`agentledger verify x | head`). */
+export const brokenPipe = (err: unknown): boolean => (err as { code?: unknown } | null)?.code === 'EPIPE';
+
 /** The socket error code somewhere along the cause chain of `err`, if any. */
 export function socketCode(err: unknown): string | undefined {
   for (const e of causes(err)) {
@@ -118,6 +150,21 @@ export function socketCode(err: unknown): string | undefined {
 /** The kind the first AgentledgerError along the cause chain of `err` states, if any. */
 export function statedKind(err: unknown): FailureKind | undefined {
   for (const e of causes(err)) if (e instanceof AgentledgerError) return e.kind;
+  return undefined;
+}
+
+/**
+ * What a caller does with `err`: the kind its edge typed it with. An error
+ * no edge typed is a bug of ours (or an edge that forgot one): fatal, said
+ * and restarted rather than retried in silence.
+ */
+export function kindOf(err: unknown): FailureKind {
+  return statedKind(err) ?? 'fatal';
+}
+
+/** The OwnershipLost along the cause chain of `err`, if the failure is one. */
+export function ownershipLost(err: unknown): OwnershipLost | undefined {
+  for (const e of causes(err)) if (e instanceof OwnershipLost) return e;
   return undefined;
 }
 

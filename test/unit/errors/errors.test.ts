@@ -18,9 +18,10 @@ import {
   TimeoutError,
   TransientError,
   within,
-} from '../../../src/observability/errors.js';
+  kindOf,
+} from '../../../src/errors/errors.js';
 import { clickhouseFailure } from '../../../src/clickhouse/errors.js';
-import { failureKind } from '../../../src/ingest/failures.js';
+import { typedKafkaError } from '../../../src/kafka/errors.js';
 
 test('each class carries its kind and its cause; the kind is found along the chain', () => {
   const cause = new Error('under');
@@ -34,7 +35,7 @@ test('each class carries its kind and its cause; the kind is found along the cha
     assert.equal(err.cause, cause);
     assert.equal(statedKind(err), kind);
     assert.equal(statedKind(new Error('wrapped', { cause: err })), kind, 'an AgentledgerError under a plain Error');
-    assert.equal(failureKind(err), kind, 'ingest takes the stated kind');
+    assert.equal(kindOf(err), kind, 'a decision takes the stated kind');
   }
   assert.equal(statedKind(new Error('plain')), undefined);
   assert.equal(statedKind('a string'), undefined);
@@ -49,7 +50,7 @@ test('within: the value in time, else a TimeoutError, which is transient', async
   assert.ok(err instanceof TimeoutError);
   assert.equal(err.message, 'offset commit: no answer from Kafka in 20 ms');
   assert.equal(err.kind, 'transient');
-  assert.equal(failureKind(err), 'transient');
+  assert.equal(kindOf(err), 'transient');
   assert.equal(clickhouseFailure(err), 'transient');
   const redis = await within(new Promise(() => undefined), 10, 'alert evaluation', 'Redis').catch((e: unknown) => e);
   assert.ok(redis instanceof TimeoutError);
@@ -60,7 +61,7 @@ test('within: the value in time, else a TimeoutError, which is transient', async
 
 test('ingest no longer reads timeouts from message text', () => {
   // The old recognition by text is gone: only the class says "timed out".
-  assert.equal(failureKind(new Error('offset commit: no answer from Kafka in 6000 ms')), 'fatal');
+  assert.equal(kindOf(new Error('offset commit: no answer from Kafka in 6000 ms')), 'fatal');
 });
 
 test('causes walks outermost first, at most five deep, and stops at a cycle', () => {
@@ -82,7 +83,7 @@ test('a wrapped ECONNRESET deep in a cause chain is transient', () => {
   const wrapped = new Error('outer', { cause: new Error('middle', { cause: new Error('inner', { cause: reset }) }) });
   assert.equal(socketCode(wrapped), 'ECONNRESET');
   assert.equal(clickhouseFailure(wrapped), 'transient');
-  assert.equal(failureKind(wrapped), 'transient');
+  assert.equal(typedKafkaError(wrapped).kind, 'transient');
   // Beyond five levels it is not looked for (no library wraps that deep).
   let deeper: Error = reset;
   for (let i = 0; i < 5; i++) deeper = new Error(`level ${i}`, { cause: deeper });
