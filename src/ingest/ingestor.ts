@@ -17,12 +17,12 @@
  * - An insert whose answer was lost is settled before it is tried again
  *   (writer.ts).
  * - A coordinator silent for a session timeout makes the member join again
- *   (src/kafka/coordinator-watch.ts), as a lost membership.
+ *   (the Kafka adapter's coordinator watch tells it `lost`), as a lost
+ *   membership.
  */
 import type { Config } from '../config/index.js';
 import { UndecodableBatchError } from '../kafka/codecs.js';
 import type { BatchPayload, GroupListener, Position } from '../kafka/contract.js';
-import { CoordinatorWatch } from '../kafka/coordinator-watch.js';
 import { asError, failureMessage, kindOf, ownershipLost, within } from '../errors/errors.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
@@ -47,7 +47,7 @@ export interface IngestDeps {
   readonly onDurable?: (rows: readonly KafkaColumns[]) => void;
   /** The wait between tries of a failed batch or final flush; a timer by default. */
   readonly sleep?: (ms: number) => Promise<void>;
-  /** The coordinator watch's clock (ms); Date.now by default. */
+  /** The retries' clock of a coordinator's silence (ms); Date.now by default. */
   readonly now?: () => number;
 }
 
@@ -64,10 +64,6 @@ export class Ingestor {
   private readonly writer: Writer;
   private readonly retry: BatchRetry;
   private readonly resume: ReadBack;
-  private readonly coordinator: CoordinatorWatch;
-  /** The rejoin under way, if any (stop() waits for it). */
-  private rejoining: Promise<void> | undefined;
-  private watchTimer: NodeJS.Timeout | undefined;
   private lock: Promise<unknown> = Promise.resolve();
   private timer: NodeJS.Timeout | undefined;
   private stopping = false;
@@ -107,12 +103,6 @@ export class Ingestor {
       log: deps.log,
       onCommitted: () => (this.lastProgress = this.lastDurable = Date.now()),
     });
-    this.coordinator = new CoordinatorWatch({
-      silenceMs: config.kafka.sessionTimeoutMs,
-      now: deps.now ?? Date.now,
-      settled: () => this.settled && !this.stopping,
-      rejoin: (why) => this.rejoin(why),
-    });
     this.writer = new Writer({
       ports: { sendDeadLetters: (letters) => edges.sendDeadLetters(letters), settle: (queryId) => edges.settle(queryId) },
       metrics: deps.metrics,
@@ -126,10 +116,7 @@ export class Ingestor {
       stopping: () => this.stopping,
       onRetry: (message) => (this.lastFailure = message),
       onFatal: (err) => this.onFatal(err),
-      onHeartbeatFailed: (err) => {
-        this.apply({ type: 'heartbeatFailed' });
-        this.coordinatorFailed(err);
-      },
+      onHeartbeatFailed: () => void this.apply({ type: 'heartbeatFailed' }),
       ...(deps.sleep ? { sleep: deps.sleep } : {}),
       ...(deps.now ? { now: deps.now } : {}),
     });
@@ -171,8 +158,6 @@ export class Ingestor {
         });
       }
     }, tick);
-    this.watchTimer = setInterval(() => void this.coordinator.check(), Math.min(1_000, Math.max(100, Math.floor(this.deps.config.kafka.sessionTimeoutMs / 10))));
-    this.watchTimer.unref();
   }
 
   /** What judging a batch needs of the driver. */
@@ -184,7 +169,7 @@ export class Ingestor {
   private fly(id: number, fence: readonly Position[]): FlightRun {
     return new FlightRun(id, fence, this.buffers.of(id), {
       apply: (event) => this.apply(event),
-      commit: (positions, what) => this.toCoordinator(within(this.edges.commit(positions), this.deps.config.kafka.sessionTimeoutMs, what)),
+      commit: (positions, what) => within(this.edges.commit(positions), this.deps.config.kafka.sessionTimeoutMs, what),
       writer: this.writer,
       log: this.deps.log,
       metrics: this.deps.metrics,
@@ -202,49 +187,15 @@ export class Ingestor {
     return commands;
   }
 
-  /** A request to the coordinator, told to the coordinator watch: an answer, or a failure without one. */
-  private async toCoordinator<T>(request: Promise<T>): Promise<T> {
-    try {
-      const answer = await request;
-      this.coordinator.answered();
-      return answer;
-    } catch (err) {
-      this.coordinatorFailed(err);
-      throw err;
-    }
-  }
-
   /**
-   * A membership error is the coordinator's answer (kafkajs joins again by
-   * itself), and CommitNotSent says kafkajs is restarting its runner: only
-   * the other failures are a coordinator's silence.
+   * Leaves the group and joins it again with a fresh client state (the stall
+   * watchdog, when no batch comes while records wait): the group tells the
+   * member `lost` first, which drops what it holds, as at a rebalance. Does
+   * nothing while stopping, while the client is joining or restarting
+   * already, or while a rejoin is under way.
    */
-  private coordinatorFailed(err: unknown): void {
-    if (!ownershipLost(err)) this.coordinator.failed(err);
-  }
-
-  /**
-   * Leaves the group and joins it again with a fresh client state (the
-   * coordinator watch; the stall watchdog, when no batch comes while records
-   * wait). What is held is dropped first, as at a rebalance. Does nothing
-   * while stopping, while kafkajs is joining or restarting already, or while
-   * a rejoin is under way.
-   */
-  async rejoin(why: string): Promise<void> {
-    if (this.stopping || !this.settled || this.rejoining !== undefined) return;
-    const { log, metrics } = this.deps;
-    log.warn(`${why}: leaving the consumer group and joining it again to find its coordinator; the buffer is dropped and read again`, { buffered: this.buffered });
-    metrics.coordinatorRejoins.inc();
-    this.apply({ type: 'lost' });
-    this.rejoining = this.edges.rejoin();
-    try {
-      await this.rejoining;
-    } catch (err) {
-      log.error('could not run the consumer again after leaving the group', { error: failureMessage(err) });
-      this.onFatal(asError(err));
-    } finally {
-      this.rejoining = undefined;
-    }
+  rejoin(why: string): Promise<void> {
+    return this.edges.rejoin(why);
   }
 
   /** What this member does when the group moves, and a crash. */
@@ -259,7 +210,6 @@ export class Ingestor {
         this.lastProgress = Date.now();
         this.assignment = assignment;
         this.apply({ type: 'assigned', partitions: Object.entries(assignment).flatMap(([topic, ps]) => ps.map((partition) => ({ topic, partition }))) });
-        this.coordinator.answered();
         log.info('joined consumer group', { memberId, generation, assignment });
       },
       // A fetch whose records were all filtered out never reaches eachBatch,
@@ -286,7 +236,11 @@ export class Ingestor {
           log.warn('consumer restarting after an error', { error: error.message });
         }
       },
-      coordinatorAnswered: () => this.coordinator.answered(),
+      lost: (why) => {
+        log.warn(`${why}: leaving the consumer group and joining it again to find its coordinator; the buffer is dropped and read again`, { buffered: this.buffered });
+        metrics.coordinatorRejoins.inc();
+        this.apply({ type: 'lost' });
+      },
     };
   }
 
@@ -317,7 +271,7 @@ export class Ingestor {
       // Fetch on, commit later.
       resolveOffset(batch.lastOffset());
       await this.retry.untilDone(payload, at, () => this.flushIfDue(false));
-      await this.toCoordinator(within(heartbeat(), this.deps.config.kafka.sessionTimeoutMs, 'heartbeat'));
+      await within(heartbeat(), this.deps.config.kafka.sessionTimeoutMs, 'heartbeat');
     } finally {
       this.inFlight--;
     }
@@ -367,9 +321,6 @@ export class Ingestor {
     if (this.stopping) return true;
     this.stopping = true;
     if (this.timer) clearInterval(this.timer);
-    if (this.watchTimer) clearInterval(this.watchTimer);
-    // A rejoin under way ends first: pause and disconnect act on the consumer it runs again.
-    if (this.rejoining) await within(this.rejoining, this.deps.config.kafka.sessionTimeoutMs, 'rejoin').catch(() => undefined);
     try {
       this.edges.pause(this.streams.map((s) => s.topic));
     } catch {

@@ -3,9 +3,8 @@
  * core and the commands may ask of Kafka. Only src/kafka/ imports the client
  * (kafkajs); what it must make up for stays in this folder: the runner
  * patch (runner-stop.ts), the checked send (checked-send.ts), the codecs
- * (codecs.ts), the rejoin lists (errors.ts) and the filtered fetches
- * (group.ts) behind this interface; the coordinator watch
- * (coordinator-watch.ts) is a policy the ingest core still drives.
+ * (codecs.ts), the rejoin lists (errors.ts), the filtered fetches and the
+ * coordinator watch (group.ts, coordinator-watch.ts) behind this interface.
  */
 import type { DeadLetter, RecordHeaders } from '../pipeline/stream.js';
 
@@ -83,8 +82,12 @@ export interface GroupListener {
    * stopped for good.
    */
   crashed(error: Error, restart: boolean): void;
-  /** The group's coordinator answered this member: a heartbeat or an offset commit acknowledged. */
-  coordinatorAnswered(): void;
+  /**
+   * The member leaves the group to join it again (its coordinator silent for
+   * a session, or rejoin() asked): everything it holds is dropped now, the
+   * next owner of each partition reads it back; joined() follows.
+   */
+  lost(why: string): void;
 }
 
 /**
@@ -104,17 +107,20 @@ export interface KafkaGroup {
   /** Subscribes to `topics` from the beginning and hands every fetch to `eachBatch`, one partition at a time. */
   run(topics: readonly string[], eachBatch: (payload: BatchPayload) => Promise<void>): Promise<void>;
   /**
-   * Stops the consumer (leaving the group, as far as its coordinator
-   * answers), drops its connections and cached metadata, and runs it again
-   * with the same handler: the new run reads the cluster's metadata and
-   * looks the group's coordinator up afresh, then joins (joined() follows).
+   * Leaves the group and joins it again with a fresh client state (cached
+   * metadata and coordinator forgotten), telling the listener lost(why)
+   * first; nothing while the member holds no generation (the client joining
+   * already, a rejoin or a stop under way). The adapter does so by itself
+   * when the group's coordinator has been silent for a session timeout after
+   * a request failed (coordinator-watch.ts).
    */
-  rejoin(): Promise<void>;
+  rejoin(why: string): Promise<void>;
   /**
-   * Commits offsets for this member; the coordinator refuses it (a membership
-   * error) from a member it expelled or of an old generation, and a commit
-   * the client did not send fails too (CommitNotSent), never passing
-   * silently: a commit that resolves proves the member owned the partitions.
+   * Commits offsets for this member; the coordinator refuses it
+   * (OwnershipLost) from a member it expelled or of an old generation, and a
+   * commit the client did not send fails too (CommitNotSent, an
+   * OwnershipLost), never passing silently: a commit that resolves proves
+   * the member owned the partitions.
    */
   commit(positions: readonly Position[]): Promise<void>;
   /** The next fetch of a partition starts at `offset`; batches fetched before become stale. */

@@ -1,13 +1,18 @@
 /**
  * The consumer group over kafkajs (src/kafka/contract.ts's KafkaGroup): the
  * membership and its events, offsets committed only when the coordinator
- * acknowledged them, the group's commits and lag, the dead-letter producer.
+ * acknowledged them, the group's commits and lag, the dead-letter producer,
+ * and the coordinator watch (coordinator-watch.ts): a member whose
+ * coordinator has been silent for a session leaves and joins again, telling
+ * its listener `lost` first.
  */
 import type { ConsumerRunConfig, Kafka } from 'kafkajs';
 import type { Config } from '../config/index.js';
+import { asError, ownershipLost, within } from '../errors/errors.js';
 import { createReliableProducer, ensureTopics, TOPIC_CONFIG } from './client.js';
 import { undecodableBatch } from './codecs.js';
 import type { GroupListener, KafkaGroup } from './contract.js';
+import { CoordinatorWatch } from './coordinator-watch.js';
 import { CommitNotSent, kafkajsRejoinsOn, membershipError, typed } from './errors.js';
 import { uncommittedRecords } from './lag.js';
 
@@ -37,6 +42,56 @@ export function kafkaGroup(kafka: Kafka, config: Config): KafkaGroup {
   let listener: GroupListener | undefined;
   // Joins this member made (GROUP_JOIN): the generation each assignment belongs to.
   let generation = 0;
+  // Whether the member holds a generation: joined, and no rebalance, restart,
+  // rejoin or stop under way (kafkajs joins by itself then: a leave and join
+  // of ours on top of it once left its fetchers spinning, runner-stop.ts).
+  let settled = false;
+  let stopping = false;
+  let rejoining: Promise<void> | undefined;
+  let watchTimer: NodeJS.Timeout | undefined;
+  const watch = new CoordinatorWatch({ silenceMs: sessionTimeoutMs, now: Date.now, settled: () => settled, rejoin: (why) => leaveAndJoin(why) });
+  /**
+   * A request to the coordinator (a commit, a heartbeat), bounded by the
+   * session timeout and told to the watch: a failure without an answer
+   * starts its count; a lost membership is the coordinator's answer.
+   */
+  const toCoordinator = async <T>(request: Promise<T>, what: string): Promise<T> => {
+    try {
+      const answer = await within(typed(request), sessionTimeoutMs, what);
+      watch.answered();
+      return answer;
+    } catch (err) {
+      if (!ownershipLost(err)) watch.failed(err);
+      throw err;
+    }
+  };
+  /**
+   * Stops the consumer (leaving the group, as far as its coordinator
+   * answers), drops its connections and cached metadata, and runs it again
+   * with the same handler: the new run reads the cluster's metadata and
+   * looks the group's coordinator up afresh, then joins. The listener is
+   * told `lost` first. Nothing while the member holds no generation.
+   */
+  const leaveAndJoin = async (why: string): Promise<void> => {
+    const config = running;
+    if (!settled || rejoining !== undefined || config === undefined) return;
+    settled = false;
+    listener?.lost(why);
+    // disconnect() stops the runner, which waits for the batch in hand (its
+    // isRunning() turns false) and leaves the group, ignoring a coordinator
+    // that does not answer; then it closes every broker connection and
+    // forgets the metadata (leaders, coordinator). The subscription is kept.
+    // run() connects again and joins through a live broker; while none
+    // answers, kafkajs's own crash and restart loop retries.
+    rejoining = consumer.disconnect().then(() => consumer.run(config));
+    try {
+      await rejoining;
+    } catch (err) {
+      listener?.crashed(asError(err), false);
+    } finally {
+      rejoining = undefined;
+    }
+  };
   return {
     ensureTopics: (names) => ensureTopics(kafka, names.map((topic) => ({ topic, configEntries: TOPIC_CONFIG }))),
     connect: async () => {
@@ -45,8 +100,15 @@ export function kafkaGroup(kafka: Kafka, config: Config): KafkaGroup {
     },
     listen: (to) => {
       listener = to;
-      consumer.on(consumer.events.REBALANCING, () => to.rebalancing());
-      consumer.on(consumer.events.GROUP_JOIN, (e) => to.joined(e.payload.memberId, ++generation, e.payload.memberAssignment));
+      consumer.on(consumer.events.REBALANCING, () => {
+        settled = false;
+        to.rebalancing();
+      });
+      consumer.on(consumer.events.GROUP_JOIN, (e) => {
+        settled = !stopping;
+        watch.answered();
+        to.joined(e.payload.memberId, ++generation, e.payload.memberAssignment);
+      });
       // A fetch whose records kafkajs filtered out (control records, an
       // aborted transaction's) never reaches eachBatch: its end is the only
       // sign of it.
@@ -54,10 +116,14 @@ export function kafkaGroup(kafka: Kafka, config: Config): KafkaGroup {
         if (payload.batchSize === 0) to.filtered(payload.topic, payload.partition, payload.lastOffset);
       });
       // A batch kafkajs cannot decode crashes the consumer with a bare codec error: typed here with where it is.
-      consumer.on(consumer.events.CRASH, (e) => to.crashed(undecodableBatch(e.payload.error) ?? e.payload.error, e.payload.restart));
+      consumer.on(consumer.events.CRASH, (e) => {
+        // Restarting, kafkajs joins again by itself.
+        settled = false;
+        to.crashed(undecodableBatch(e.payload.error) ?? e.payload.error, e.payload.restart);
+      });
       // kafkajs emits these only for an answer: a heartbeat it did not send (its interval not over) or that failed says nothing.
-      consumer.on(consumer.events.HEARTBEAT, () => to.coordinatorAnswered());
-      consumer.on(consumer.events.COMMIT_OFFSETS, () => to.coordinatorAnswered());
+      consumer.on(consumer.events.HEARTBEAT, () => watch.answered());
+      consumer.on(consumer.events.COMMIT_OFFSETS, () => watch.answered());
     },
     run: async (names, eachBatch) => {
       await consumer.subscribe({ topics: [...names], fromBeginning: true });
@@ -67,8 +133,8 @@ export function kafkaGroup(kafka: Kafka, config: Config): KafkaGroup {
         partitionsConsumedConcurrently: 1,
         eachBatch: async (payload) => {
           try {
-            // The heartbeat's failures typed as the rest (a membership answer: OwnershipLost).
-            await eachBatch({ ...payload, heartbeat: () => typed(payload.heartbeat()) });
+            // The heartbeat's failures typed as the rest (a membership answer: OwnershipLost), and told to the watch.
+            await eachBatch({ ...payload, heartbeat: () => toCoordinator(payload.heartbeat(), 'heartbeat') });
           } catch (err) {
             // A lost membership (a membership answer, a batch that gave up on
             // a silent coordinator): kafkajs's runner joins the group again
@@ -79,6 +145,7 @@ export function kafkaGroup(kafka: Kafka, config: Config): KafkaGroup {
             // kafkajs's fetchers spinning: runner-stop.ts).
             const lost = membershipError(err);
             if (lost !== undefined && kafkajsRejoinsOn(lost)) {
+              settled = false;
               listener?.rebalancing();
               throw lost;
             }
@@ -87,31 +154,27 @@ export function kafkaGroup(kafka: Kafka, config: Config): KafkaGroup {
         },
       };
       await consumer.run(running);
+      watchTimer = setInterval(() => void watch.check(), Math.min(1_000, Math.max(100, Math.floor(sessionTimeoutMs / 10))));
+      watchTimer.unref();
     },
-    rejoin: async () => {
-      if (running === undefined) return;
-      // disconnect() stops the runner, which waits for the batch in hand
-      // (its isRunning() turns false) and leaves the group, ignoring a
-      // coordinator that does not answer; then it closes every broker
-      // connection and forgets the metadata (leaders, coordinator). The
-      // subscription is kept. run() connects again, reads fresh metadata and
-      // joins through a live broker; while none answers, kafkajs's own crash
-      // and restart loop retries.
-      await consumer.disconnect();
-      await consumer.run(running);
-    },
+    rejoin: (why) => leaveAndJoin(why),
     commit: async (positions) => {
       const keys = positions.map((p) => commitKey(p.topic, p.partition, p.offset));
       for (const k of keys) acknowledged.delete(k);
       try {
-        await typed(consumer.commitOffsets([...positions]));
+        await toCoordinator(consumer.commitOffsets([...positions]), 'offset commit');
         if (!keys.every((k) => acknowledged.has(k))) throw new CommitNotSent(keys.length);
       } finally {
         for (const k of keys) acknowledged.delete(k);
       }
     },
     seek: (topic, partition, offset) => consumer.seek({ topic, partition, offset }),
-    pause: (names) => consumer.pause(names.map((topic) => ({ topic }))),
+    pause: (names) => {
+      // Only a stop pauses: the watch leaves the member alone from now on.
+      stopping = true;
+      settled = false;
+      consumer.pause(names.map((topic) => ({ topic })));
+    },
     sendDeadLetters: async (letters) => {
       await typed(
         producer.send({
@@ -145,6 +208,11 @@ export function kafkaGroup(kafka: Kafka, config: Config): KafkaGroup {
       ),
     uncommitted: (names, owned) => typed(uncommittedRecords(kafka, groupId, names, owned)),
     disconnect: async () => {
+      stopping = true;
+      settled = false;
+      clearInterval(watchTimer);
+      // A rejoin under way ends first: the disconnect acts on the consumer it runs again.
+      if (rejoining !== undefined) await within(rejoining, sessionTimeoutMs, 'rejoin').catch(() => undefined);
       await consumer.disconnect();
       await producer.disconnect();
     },

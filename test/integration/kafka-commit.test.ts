@@ -35,7 +35,7 @@ test('a commit kafkajs does not send (its runner stopping while a batch is in fl
   await producer.disconnect();
 
   const edges = kafkaGroup(kafka, ctx.config);
-  edges.listen({ rebalancing: () => undefined, joined: () => undefined, filtered: () => undefined, crashed: () => undefined, coordinatorAnswered: () => undefined });
+  edges.listen({ rebalancing: () => undefined, joined: () => undefined, filtered: () => undefined, crashed: () => undefined, lost: () => undefined });
   await edges.connect();
   let release!: () => void;
   const held = new Promise<void>((r) => (release = r));

@@ -12,7 +12,8 @@
  */
 import type { IngestEdges } from '../../src/ingest/edges.js';
 import type { BatchPayload, Committed, GroupListener, Position } from '../../src/kafka/contract.js';
-import { OwnershipLost, TransientError } from '../../src/errors/errors.js';
+import { OwnershipLost, ownershipLost, TransientError } from '../../src/errors/errors.js';
+import { CoordinatorWatch } from '../../src/kafka/coordinator-watch.js';
 import { kafkajsRejoinsOn, membershipError } from '../../src/kafka/errors.js';
 import type { DeadLetter } from '../../src/pipeline/stream.js';
 
@@ -54,8 +55,9 @@ export class FakeBroker {
     log.push(...records);
   }
 
-  member(id: string): FakeMember {
-    return new FakeMember(this, id);
+  /** A member; `watch`: its coordinator watch's session timeout and clock (as kafkaGroup() keeps one; none without). */
+  member(id: string, watch?: { readonly silenceMs: number; readonly now: () => number }): FakeMember {
+    return new FakeMember(this, id, watch);
   }
 
   /**
@@ -65,7 +67,7 @@ export class FakeBroker {
    */
   rebalance(assignments: readonly (readonly [FakeMember, Readonly<Record<string, readonly number[]>>])[]): void {
     this.generation++;
-    for (const [member] of assignments) member.listener?.rebalancing();
+    for (const [member] of assignments) member.revoke();
     for (const [member, assignment] of assignments) member.join(this.generation, assignment);
   }
 
@@ -101,10 +103,31 @@ export class FakeMember implements IngestEdges {
   /** Times the member asked to leave the group and join again (the test decides when it joins). */
   rejoins = 0;
 
+  /** Joined, and no rebalance, rejoin or stop under way: what the coordinator watch asks before it leaves and joins again. */
+  private holding = false;
+  private stopping = false;
+  private readonly watch: CoordinatorWatch | undefined;
+  private watchTimer: NodeJS.Timeout | undefined;
+
   constructor(
     private readonly broker: FakeBroker,
     readonly id: string,
-  ) {}
+    watch?: { readonly silenceMs: number; readonly now: () => number },
+  ) {
+    // The adapter's coordinator watch (src/kafka/group.ts), over this fake's requests.
+    this.watch = watch && new CoordinatorWatch({ ...watch, settled: () => this.holding, rejoin: (why) => this.rejoin(why) });
+  }
+
+  /** A request to the coordinator, told to the watch as kafkaGroup() tells it. */
+  private async toCoordinator(request: () => Promise<void>): Promise<void> {
+    try {
+      await request();
+      this.watch?.answered();
+    } catch (err) {
+      if (!ownershipLost(err)) this.watch?.failed(err);
+      throw err;
+    }
+  }
 
   join(generation: number, assignment: Readonly<Record<string, readonly number[]>>): void {
     this.generation = generation;
@@ -119,7 +142,15 @@ export class FakeMember implements IngestEdges {
         this.epochs.set(tp, (this.epochs.get(tp) ?? 0) + 1);
       }
     }
+    this.holding = !this.stopping;
+    this.watch?.answered();
     this.listener?.joined(this.id, generation, assignment);
+  }
+
+  /** A rebalance starts: nothing is this member's until it joins. */
+  revoke(): void {
+    this.holding = false;
+    this.listener?.rebalancing();
   }
 
   /**
@@ -153,10 +184,11 @@ export class FakeMember implements IngestEdges {
         if (!stale()) resolved = Number(offset);
       },
       // kafkajs sends a heartbeat only once its interval has passed: most calls answer without asking the coordinator.
-      heartbeat: () => {
-        this.beforeHeartbeat();
-        return this.heartbeatsLost ? Promise.reject(coordinatorGone()) : Promise.resolve();
-      },
+      heartbeat: () =>
+        this.toCoordinator(() => {
+          this.beforeHeartbeat();
+          return this.heartbeatsLost ? Promise.reject(coordinatorGone()) : Promise.resolve();
+        }),
       // Auto-commit is off: kafkajs's own commit never runs for ingest.
       commitOffsetsIfNecessary: () => Promise.resolve(),
       isRunning: () => true,
@@ -169,7 +201,7 @@ export class FakeMember implements IngestEdges {
       error = err;
       // As kafkaGroup() does: kafkajs joins again on a lost membership, and the member is told first.
       const lost = membershipError(err);
-      if (lost !== undefined && kafkajsRejoinsOn(lost)) this.listener?.rebalancing();
+      if (lost !== undefined && kafkajsRejoinsOn(lost)) this.revoke();
     }
     if (!stale() && resolved !== undefined) this.positions.set(tp, resolved + 1);
     return error === undefined ? { fetched: records.length } : { fetched: records.length, error };
@@ -186,19 +218,27 @@ export class FakeMember implements IngestEdges {
   }
   run(_topics: readonly string[], eachBatch: (payload: BatchPayload) => Promise<void>): Promise<void> {
     this.eachBatch = eachBatch;
+    // As kafkaGroup(): the watch checks on a timer.
+    if (this.watch) this.watchTimer = setInterval(() => void this.watch?.check(), 50);
     return Promise.resolve();
   }
-  rejoin(): Promise<void> {
+  /** As kafkaGroup(): nothing while no generation is held; else the listener is told `lost`, and the member leaves (the test decides when it joins). */
+  rejoin(why: string): Promise<void> {
+    if (!this.holding) return Promise.resolve();
+    this.holding = false;
+    this.listener?.lost(why);
     this.rejoins++;
     return Promise.resolve();
   }
   commit(positions: readonly Position[]): Promise<void> {
-    if (this.coordinatorDown) return Promise.reject(coordinatorGone());
-    if (this.expelled) return Promise.reject(coordinatorRefusal('UNKNOWN_MEMBER_ID'));
-    if (this.generation !== this.broker.generation) return Promise.reject(coordinatorRefusal('ILLEGAL_GENERATION'));
-    for (const p of positions) this.broker.committed.set(tpOf(p.topic, p.partition), { offset: p.offset, metadata: p.metadata ?? null });
-    this.commits.push([...positions]);
-    return Promise.resolve();
+    return this.toCoordinator(() => {
+      if (this.coordinatorDown) return Promise.reject(coordinatorGone());
+      if (this.expelled) return Promise.reject(coordinatorRefusal('UNKNOWN_MEMBER_ID'));
+      if (this.generation !== this.broker.generation) return Promise.reject(coordinatorRefusal('ILLEGAL_GENERATION'));
+      for (const p of positions) this.broker.committed.set(tpOf(p.topic, p.partition), { offset: p.offset, metadata: p.metadata ?? null });
+      this.commits.push([...positions]);
+      return Promise.resolve();
+    });
   }
   seek(topic: string, partition: number, offset: string): void {
     const tp = tpOf(topic, partition);
@@ -207,6 +247,8 @@ export class FakeMember implements IngestEdges {
   }
   pause(): void {
     this.paused = true;
+    this.stopping = true;
+    this.holding = false;
   }
   sendDeadLetters(letters: readonly DeadLetter[]): Promise<void> {
     this.broker.deadLetters.push(...letters);
@@ -236,6 +278,9 @@ export class FakeMember implements IngestEdges {
     return Promise.resolve(waiting);
   }
   disconnect(): Promise<void> {
+    this.stopping = true;
+    this.holding = false;
+    clearInterval(this.watchTimer);
     return Promise.resolve();
   }
 }

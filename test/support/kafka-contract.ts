@@ -20,7 +20,7 @@ import { sleep } from './processes.js';
 const FACT_MS = 60_000;
 
 /** Waits for `fact`, at most FACT_MS, and fails naming `what`. */
-async function until(what: string, fact: () => boolean | Promise<boolean>): Promise<void> {
+export async function until(what: string, fact: () => boolean | Promise<boolean>): Promise<void> {
   const deadline = Date.now() + FACT_MS;
   while (!(await fact())) {
     if (Date.now() > deadline) assert.fail(`not within ${FACT_MS} ms: ${what}`);
@@ -29,7 +29,7 @@ async function until(what: string, fact: () => boolean | Promise<boolean>): Prom
 }
 
 /** What a member was told by its group, in order. */
-class Told implements GroupListener {
+export class Told implements GroupListener {
   readonly joins: { memberId: string; generation: number; assignment: Readonly<Record<string, readonly number[]>> }[] = [];
   revoked = 0;
   readonly crashes: Error[] = [];
@@ -39,11 +39,14 @@ class Told implements GroupListener {
   joined(memberId: string, generation: number, assignment: Readonly<Record<string, readonly number[]>>): void {
     this.joins.push({ memberId, generation, assignment });
   }
+  readonly losses: string[] = [];
   filtered(): void {}
   crashed(error: Error): void {
     this.crashes.push(error);
   }
-  coordinatorAnswered(): void {}
+  lost(why: string): void {
+    this.losses.push(why);
+  }
   /** The partitions of `topic` given at the last join. */
   owned(topic: string): readonly number[] {
     return this.joins[this.joins.length - 1]?.assignment[topic] ?? [];
@@ -53,7 +56,7 @@ class Told implements GroupListener {
 const PARTITIONS = 4;
 
 /** `n` dead letters with distinct keys (spread over the partitions) and their reason. */
-function letters(n: number, tag: string): DeadLetter[] {
+export function letters(n: number, tag: string): DeadLetter[] {
   return Array.from({ length: n }, (_, i) => ({
     record: { topic: 'source', partition: i % 3, offset: String(i), timestamp: '0', key: Buffer.from(`${tag}-${i}`), value: Buffer.from(`value ${i}`), headers: { trace: `t${i}` } },
     reason: `reason ${i}`,
@@ -200,7 +203,8 @@ export function kafkaContract(name: string, makeGroup: (config: Config) => Kafka
     assert.equal(BigInt(again.firstOffset!), BigInt(first!.firstOffset!) + 1n, 'the next fetch starts at the offset sought');
 
     const before = told.joins[told.joins.length - 1]!.generation;
-    await group.rejoin();
+    await group.rejoin('the test asks');
+    assert.deepEqual(told.losses, ['the test asks'], 'told it loses what it holds first');
     await until('the member joins again', () => (told.joins[told.joins.length - 1]?.generation ?? 0) > before);
     assert.equal(told.joins[told.joins.length - 1]!.generation, before + 1, 'one generation later');
     assert.deepEqual([...told.owned(topic)].sort(), [0, 1, 2, 3], 'with its partitions');

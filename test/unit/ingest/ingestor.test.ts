@@ -141,7 +141,8 @@ function world(batch: Partial<Config['batch']> = {}): World {
 }
 
 async function join(w: World, id: string, now?: () => number): Promise<{ member: FakeMember; ingestor: Ingestor }> {
-  const member = w.broker.member(id);
+  // With the coordinator watch the Kafka adapter keeps, on the test's clock.
+  const member = w.broker.member(id, { silenceMs: w.config.kafka.sessionTimeoutMs, now: now ?? Date.now });
   const ingestor = new Ingestor(
     { edges: member, config: w.config, log: createLogger('error', {}, { write: () => undefined }), metrics: createMetrics(), sleep: yieldTurn, ...(now ? { now } : {}) },
     [new EnvelopeStream(TOPIC, w.table, OPTIONS)],
@@ -325,7 +326,7 @@ test('the coordinator gone between batches (kafkajs keeps it cached, no batch co
 });
 
 test('a batch that gives up on a silent coordinator leaves the join to kafkajs: the coordinator watch does not leave and run the consumer on top of it', QUICK, async () => {
-  // The timer (which runs the watch) ticks every 50 ms.
+  // The group's watch ticks every 50 ms.
   const w = world({ maxWaitMs: 100 });
   let clock = 1_000_000;
   const a = await join(w, 'a', () => clock);
