@@ -63,7 +63,7 @@ export interface Committed {
 export interface GroupListener {
   /**
    * The member's partitions are being revoked: a rebalance started, or the
-   * batch handler threw a lost membership (membershipError) and the client
+   * batch handler threw a lost membership (OwnershipLost) and the client
    * joins again. Nothing it holds is its own until joined().
    */
   rebalancing(): void;

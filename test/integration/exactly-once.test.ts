@@ -286,7 +286,7 @@ test('a zombie member woken after its session expired, with a full buffer and re
   // the fence refuses it, or meets the lost membership first (a heartbeat of
   // a batch it was frozen in, kafkajs's own heartbeat) and the rejoin drops
   // the buffer: which one depends on the instant it was frozen at. The fence
-  // alone is tested without services in test/unit/ingest/flusher.test.ts.
+  // alone is tested without services in test/unit/ingest/machine.test.ts.
   const fenced = /no longer owns its partitions; its buffer is dropped/.test(a.stderr());
   const rejoined = (a.stderr().match(/joined consumer group/g) ?? []).length >= 2;
   assert.ok(fenced || rejoined, `the zombie's buffer was dropped by the fence or by its rejoin: ${a.stderr()}`);
