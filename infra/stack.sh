@@ -249,6 +249,21 @@ cmd_install() {
     log "  $("$CHROMIUM" --version)"
   fi
 
+  # Prometheus's tools for the monitoring tests (promtool: check metrics,
+  # check and test rules, infra/prometheus/; amtool), without Recommends:
+  # the services themselves are not started by the package here.
+  local monitoring=()
+  command -v promtool >/dev/null || monitoring+=(prometheus)
+  command -v amtool >/dev/null || monitoring+=(prometheus-alertmanager)
+  log "checking Debian packages for the monitoring tests (prometheus, prometheus-alertmanager)…"
+  if ((${#monitoring[@]} == 0)); then
+    log "  already installed ($(promtool --version 2>&1 | head -1))"
+  else
+    log "installing Debian packages without Recommends: ${monitoring[*]}…"
+    ((${#missing[@]} + ${#browser[@]} > 0)) || as_root apt-get update -q
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${monitoring[@]}"
+  fi
+
   log "checking Java…"
   command -v java >/dev/null || die "java not found; Kafka $(kafka_version) needs Java 17+ (apt-get install openjdk-17-jre-headless)"
   local jv

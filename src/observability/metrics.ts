@@ -5,9 +5,21 @@
 import { createServer, type Server } from 'node:http';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
+/**
+ * prom-client's default metrics of a process (CPU, memory, event loop, GC),
+ * named with `prefix`, without the three gauges it names `*_total`
+ * (`nodejs_active_{handles,requests,resources}_total`): a `_total` suffix
+ * promises a counter, and `promtool check metrics` refuses them. Their
+ * per-type twins (`nodejs_active_handles` …) say the same, summed.
+ */
+function defaultMetrics(registry: Registry, prefix: string): void {
+  collectDefaultMetrics({ register: registry, prefix });
+  for (const what of ['handles', 'requests', 'resources']) registry.removeSingleMetric(`${prefix}nodejs_active_${what}_total`);
+}
+
 export function createMetrics() {
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry, prefix: 'agentledger_' });
+  defaultMetrics(registry, 'agentledger_');
   return {
     registry,
     records: new Counter({
@@ -140,7 +152,7 @@ export interface WorkerGauges {
  */
 export function createWorkerMetrics(gauges: WorkerGauges) {
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry, prefix: 'agentledger_worker_' });
+  defaultMetrics(registry, 'agentledger_worker_');
   return {
     registry,
     jobs: new Counter({
