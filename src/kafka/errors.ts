@@ -157,6 +157,9 @@ export class CoordinatorLost extends OwnershipLost {
   }
 }
 
+/** kafkajs's answer to a commit of a consumer that is not running (consumer/index.js: no consumer group until run()). */
+const NOT_RUNNING = /^Consumer group was not initialized/;
+
 /**
  * A failed Kafka request as the rest of the code sees it (src/errors/errors.ts):
  * OwnershipLost when the group no longer counts this member (its answer,
@@ -168,6 +171,12 @@ export class CoordinatorLost extends OwnershipLost {
 export function typedKafkaError(err: unknown): AgentledgerError {
   if (err instanceof AgentledgerError) return err;
   const message = err instanceof Error ? err.message : String(err);
+  // A commit asked of a consumer between a stop and its next run (the
+  // coordinator watch's rejoin, kafkajs's restart after a crash): nothing
+  // proves the member owns its partitions, as CommitNotSent.
+  if (NOT_RUNNING.test(message) && (err as { name?: unknown }).name === 'KafkaJSNonRetriableError') {
+    return new OwnershipLost(message, { cause: err, code: 'CONSUMER_NOT_RUNNING' });
+  }
   const lost = membershipError(err);
   const type = (lost as { type?: unknown } | undefined)?.type;
   if (lost !== undefined) return new OwnershipLost(message, { cause: err, ...(typeof type === 'string' ? { code: type } : {}) });

@@ -96,4 +96,9 @@ test("a lost membership: the coordinator's refusals, wrapped or bare, and a comm
   assert.equal(ownershipLost(new Error('outer', { cause: typed })), typed, 'found along the chain');
   assert.ok(unsent instanceof OwnershipLost && new CoordinatorLost(7000, new Error('x')) instanceof OwnershipLost);
   assert.ok(!(typedKafkaError(Object.assign(new Error('leader not available'), { name: 'KafkaJSProtocolError', type: 'LEADER_NOT_AVAILABLE', retriable: true })) instanceof OwnershipLost));
+  // A commit between a stop and the next run (a rejoin, a restart): kafkajs's non-retriable "not initialized", a lost membership, not fatal.
+  const notRunning = typedKafkaError(Object.assign(new Error('Consumer group was not initialized, consumer#run must be called first'), { name: 'KafkaJSNonRetriableError', retriable: false }));
+  assert.ok(notRunning instanceof OwnershipLost, 'a commit of a consumer not running proves nothing');
+  assert.equal(kindOf(notRunning), 'transient');
+  assert.equal(typedKafkaError(Object.assign(new Error('Invalid topics array'), { name: 'KafkaJSNonRetriableError', retriable: false })).kind, 'fatal', 'its other non-retriable errors stay fatal');
 });
