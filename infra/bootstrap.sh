@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
-# Everything both README commands need before they run anything: Debian
-# packages and Kafka jars (infra/stack.sh install), npm packages (npm ci when
-# package-lock.json changed), the TypeScript build, and the running stack.
+# Everything both README commands need before they run anything: Node.js 22
+# or later (infra/node.sh), Debian packages and Kafka jars (infra/stack.sh
+# install), npm packages (npm ci when package-lock.json changed), the
+# TypeScript build, and the running stack.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
 say() { echo "[bootstrap] $*"; }
 
-command -v node >/dev/null || { echo "[bootstrap] ERROR: Node.js 20+ is required (apt-get install nodejs npm)" >&2; exit 1; }
-node_major="$(node -p 'process.versions.node.split(".")[0]')"
-((node_major >= 20)) || { echo "[bootstrap] ERROR: Node.js 20+ is required, found $(node --version)" >&2; exit 1; }
+# Node.js 22 or later first on PATH (Node 24 installed into .state/node when
+# the machine's is older); the callers source it too, so what they run after
+# this script uses the same Node.
+. infra/node.sh
+say "Node.js $(node --version)"
 
 bash infra/stack.sh install
 

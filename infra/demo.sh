@@ -17,6 +17,8 @@ done
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
+# Node.js 22+ on PATH for everything below (infra/node.sh).
+. infra/node.sh
 bash infra/bootstrap.sh
 cli() { node bin/agentledger.js "$@"; }
 
@@ -67,4 +69,5 @@ if ((serve)) && [[ -t 0 && -t 1 ]]; then
   echo "[demo] the page: $page  (agentledger serve, read-only, times in UTC; Ctrl-C stops it, the stack keeps running)"
   exec node bin/agentledger.js serve
 fi
-echo "[demo] the page: $page  once you run: node bin/agentledger.js serve"
+# The Node.js of infra/node.sh, which may not be the first on the caller's PATH.
+echo "[demo] the page: $page  once you run: $(command -v node) bin/agentledger.js serve"

@@ -15,6 +15,8 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 start=$SECONDS
 
+# Node.js 22+ on PATH for everything below (infra/node.sh).
+. infra/node.sh
 bash infra/bootstrap.sh
 echo "[test] run-suite…"
 AGENTLEDGER_TEST_SERVICES="${AGENTLEDGER_TEST_SERVICES:-local}" AGENTLEDGER_TEST_CLUSTER="${AGENTLEDGER_TEST_CLUSTER:-1}" \

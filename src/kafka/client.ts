@@ -11,6 +11,7 @@ import { createLogger, type Logger } from '../observability/logger.js';
 import { createCheckedProducer, type CheckedProducer } from './checked-send.js';
 import { registerCodecs } from './codecs.js';
 import { kafkaConnectFailure, KafkaUnavailableError } from './errors.js';
+import { fixRequestQueueTimer } from './request-queue-timer.js';
 import { fixRunnerStop } from './runner-stop.js';
 
 export type KafkaSettings = Config['kafka'];
@@ -135,6 +136,8 @@ export function createKafka(settings: KafkaSettings, log: Logger): Kafka {
   registerCodecs();
   // A consumer stopped while kafkajs rebuilds its fetchers must not spin.
   fixRunnerStop();
+  // Node 23 and later print a warning for kafkajs's negative timer delays.
+  fixRequestQueueTimer();
   const kafka = new Kafka(kafkaClientConfig(settings, log, 'running'));
   // ensureTopics gets only the client (its callers hold nothing else): the
   // twin is found from it. Making a client opens no connection.
