@@ -64,6 +64,14 @@ Options:
     if (!values['no-migrate']) await migrate(migratorSettings(config.clickhouse), MIGRATIONS_DIR, log);
 
     const metrics = createMetrics();
+    // At 0 from the start: Prometheus's increase() sees a series' first
+    // sample as its start, so a counter born at 1 by the first dead letter
+    // would never raise AgentledgerDeadLetters for it
+    // (test/integration/prometheus-scrape.test.ts).
+    for (const topic of [config.kafka.topics.envelopes, config.kafka.topics.craze]) {
+      metrics.deadLetters.inc({ topic }, 0);
+      metrics.poisonRecords.inc({ topic }, 0);
+    }
     let server: Server | undefined;
     if (config.metricsPort > 0) server = await serveMetrics(metrics, config.metricsPort, config.metricsHost);
     const clickhouse = createClickHouse(config.clickhouse);

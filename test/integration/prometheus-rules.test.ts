@@ -12,7 +12,7 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { createMetrics, createWorkerMetrics } from '../../src/observability/metrics.js';
+import { createMetrics, createServeMetrics, createWorkerMetrics } from '../../src/observability/metrics.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const RULES = `${ROOT}infra/prometheus/agentledger-rules.yml`;
@@ -24,14 +24,18 @@ function promtool(args: readonly string[], input?: string): { status: number | n
   return { status: run.status, out: `${run.stdout}${run.stderr}` };
 }
 
-test('every metric of ingest and worker passes promtool check metrics (no gauge named *_total)', async () => {
+test('every metric of ingest, worker and serve passes promtool check metrics (no gauge named *_total)', async () => {
   const ingest = createMetrics();
   ingest.records.inc({ stream: 'envelopes', verdict: 'ok' });
   const worker = createWorkerMetrics({ firing: () => Promise.resolve(new Map([['stuck_loop', 1]])), queues: () => Promise.resolve(new Map([['rollups', { waiting: 1 }]])) });
   worker.jobs.inc({ job: 'rollup-sweep', result: 'done' });
+  const serve = createServeMetrics();
+  serve.requests.inc({ endpoint: '/api/spend', status: '200' });
+  serve.requestSeconds.observe({ endpoint: '/api/spend' }, 0.02);
   for (const [name, registry] of [
     ['ingest', ingest.registry],
     ['worker', worker.registry],
+    ['serve', serve.registry],
   ] as const) {
     const text = await registry.metrics();
     assert.match(text, /_nodejs_active_handles /, `${name}: the per-type default gauges stay`);
