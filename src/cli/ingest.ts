@@ -228,8 +228,13 @@ Options:
   },
 };
 
-/** A stream cache's hits, misses, evictions and size as the `agentledger_cache_*` metrics of `cache`. */
+/**
+ * A stream cache's hits, misses, evictions and size as the `agentledger_cache_*`
+ * metrics of `cache`, the counters at 0 from the start: a first batch of new
+ * keys is all misses, and a hit rate needs its hits series to exist.
+ */
 function cacheMetrics(metrics: Metrics, cache: string): CacheObserver {
+  for (const counter of [metrics.cacheHits, metrics.cacheMisses, metrics.cacheEvictions]) counter.inc({ cache }, 0);
   return {
     hit: (n) => metrics.cacheHits.inc({ cache }, n),
     miss: (n) => metrics.cacheMisses.inc({ cache }, n),

@@ -168,6 +168,12 @@ export function createWorkerMetrics(gauges: WorkerGauges) {
       buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
       registers: [registry],
     }),
+    lastDone: new Gauge({
+      name: 'agentledger_worker_job_last_done_timestamp_seconds',
+      help: 'When a job of each kind last finished done in this process (Unix seconds): time() minus it is the age of the last sweep',
+      labelNames: ['job'] as const,
+      registers: [registry],
+    }),
     evaluatedLoops: new Counter({
       name: 'agentledger_alert_evaluated_loops_total',
       help: 'Loops the alert sweeps and evaluations looked at, by job',

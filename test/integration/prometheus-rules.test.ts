@@ -29,6 +29,7 @@ test('every metric of ingest, worker and serve passes promtool check metrics (no
   ingest.records.inc({ stream: 'envelopes', verdict: 'ok' });
   const worker = createWorkerMetrics({ firing: () => Promise.resolve(new Map([['stuck_loop', 1]])), queues: () => Promise.resolve(new Map([['rollups', { waiting: 1 }]])) });
   worker.jobs.inc({ job: 'rollup-sweep', result: 'done' });
+  worker.lastDone.setToCurrentTime({ job: 'rollup-sweep' });
   const serve = createServeMetrics();
   serve.requests.inc({ endpoint: '/api/spend', status: '200' });
   serve.requestSeconds.observe({ endpoint: '/api/spend' }, 0.02);
