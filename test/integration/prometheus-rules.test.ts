@@ -3,7 +3,7 @@
  * `promtool check metrics`, the alerting rules of infra/prometheus/ pass
  * `promtool check rules` and their unit tests (`promtool test rules`: each
  * rule fires on series written for it, not on its near miss), the example
- * configuration passes `promtool check config`, and every rule has a severity
+ * and compose configurations pass `promtool check config`, and every rule has a severity
  * and a runbook that exists in docs/operations.md. promtool comes with
  * Debian's `prometheus` package, which `infra/stack.sh install` installs.
  */
@@ -46,15 +46,17 @@ test('every metric of ingest, worker and serve passes promtool check metrics (no
   }
 });
 
-test('the alerting rules pass promtool check rules and their unit tests; the example configuration is valid', () => {
+test('the alerting rules pass promtool check rules and their unit tests; the example and compose configurations are valid', () => {
   const rules = promtool(['check', 'rules', RULES]);
   assert.equal(rules.status, 0, rules.out);
   assert.match(rules.out, /SUCCESS: 10 rules found/);
   const tested = promtool(['test', 'rules', 'agentledger-rules.test.yml']);
   assert.equal(tested.status, 0, tested.out);
   assert.match(tested.out, /SUCCESS/);
-  const config = promtool(['check', 'config', 'prometheus.yml']);
-  assert.equal(config.status, 0, config.out);
+  for (const file of ['prometheus.yml', 'prometheus.compose.yml']) {
+    const config = promtool(['check', 'config', file]);
+    assert.equal(config.status, 0, `${file}: ${config.out}`);
+  }
 });
 
 test('every rule has a severity, a summary, a unit test, and a runbook in docs/operations.md', () => {
