@@ -156,4 +156,9 @@ test('every query of the operations dashboard is answered by Prometheus and retu
     }, processes);
     assert.ok(got.length > 0, q.label);
   }
+  // serve's endpoint label is a bounded set: a path it does not serve is `other`.
+  const requests = await instantQuery(`agentledger_serve_requests_total{test="${ctx.id}"}`);
+  const seen = new Set(requests.map((r) => `${r.metric['endpoint']} ${r.metric['status']}`));
+  for (const want of ['/api/spend 200', '/api/overview 200', 'other 404']) assert.ok(seen.has(want), `${want} among ${[...seen].join(', ')}`);
+  assert.ok(![...seen].some((s) => s.includes('no-such-endpoint')), 'an unknown path adds no series');
 });
