@@ -72,11 +72,11 @@ there from the templates in infra/.
   up                install, then start whatever is not running and wait until
                     each service answers. Services already up are left alone.
   down [--purge]    Stop what this script started (SIGTERM, SIGKILL after ${STOP_TIMEOUT}s).
-                    Data is kept; --purge also deletes .state/{kafka,clickhouse,redis}
+                    Data is kept; --purge also deletes .state/{kafka,clickhouse,redis,prometheus}
                     (not the jars). A reused Redis is never stopped.
   status            One line per service: up/down, pid, address, version.
                     Exit code 0 if all are up, 3 otherwise.
-  start SERVICE     Start one service (kafka|clickhouse|redis) and wait for it.
+  start SERVICE     Start one service (kafka|clickhouse|redis|prometheus) and wait for it.
   stop SERVICE      Stop one service.
   restart SERVICE   stop + start (used by integration tests).
   up|down|status --cluster
@@ -117,6 +117,14 @@ Services (same ports and credentials as docker-compose.yml):
               If another Redis already answers on 6379 it is reused and never
               stopped: the agentledger user is added to it (ACL SETUP) and
               appendonly set, but its own users are left as they are.
+  prometheus  127.0.0.1:9090 (Debian's prometheus), --web.enable-lifecycle, for the
+              tests: scrapes and evaluates every 1 s (not a production interval),
+              loads infra/prometheus/agentledger-rules.yml, sends alerts to
+              127.0.0.1:9193, and scrapes jobs agentledger-{ingest,worker,serve}
+              from the file_sd files .state/prometheus/targets/{ingest,worker,serve}-*.json
+              (tests write their own). Config generated into .state/prometheus/
+              (infra/prometheus/service.sh) and reloaded on every start; data
+              .state/prometheus/data (kept a day), log .state/prometheus/prometheus.log.
 
 Cluster (--cluster; everything in .state/cluster/<service>/, 127.0.0.1 only):
   zookeeper        2191 (ZooKeeper 3.8, jars from infra/zookeeper/pom.xml into
@@ -129,7 +137,7 @@ Cluster (--cluster; everything in .state/cluster/<service>/, 127.0.0.1 only):
 
 Timeouts (seconds) can be raised with STACK_KAFKA_TIMEOUT (${KAFKA_TIMEOUT}),
 STACK_CLICKHOUSE_TIMEOUT (${CH_TIMEOUT}), STACK_REDIS_TIMEOUT (${REDIS_TIMEOUT}),
-STACK_ZOOKEEPER_TIMEOUT (60).
+STACK_PROMETHEUS_TIMEOUT (60), STACK_ZOOKEEPER_TIMEOUT (60).
 EOF
 }
 
@@ -577,12 +585,17 @@ redis_status() {
   [[ $state == up ]]
 }
 
+# ---------------------------------------------------------------- prometheus
+
+# shellcheck source=infra/prometheus/service.sh
+. "$INFRA/prometheus/service.sh"
+
 # ---------------------------------------------------------------- commands
 
 check_service() {
   case "${1:-}" in
-    kafka | clickhouse | redis) ;;
-    *) die "unknown service '${1:-}' (expected kafka, clickhouse or redis)" ;;
+    kafka | clickhouse | redis | prometheus) ;;
+    *) die "unknown service '${1:-}' (expected kafka, clickhouse, redis or prometheus)" ;;
   esac
 }
 
@@ -593,6 +606,7 @@ cmd_up() {
   redis_start
   clickhouse_start
   kafka_start
+  prometheus_start
   log "all services up ($(( ($(date +%s%N) - t0) / 1000000 )) ms)"
 }
 
@@ -603,12 +617,13 @@ cmd_down() {
     "") ;;
     *) die "unknown option for down: $1" ;;
   esac
+  prometheus_stop
   kafka_stop
   clickhouse_stop
   redis_stop
   if ((purge)); then
-    log "purging .state/kafka .state/clickhouse .state/redis (jars kept)…"
-    rm -rf "$KAFKA_DIR" "$CH_DIR" "$REDIS_DIR"
+    log "purging .state/kafka .state/clickhouse .state/redis .state/prometheus (jars kept)…"
+    rm -rf "$KAFKA_DIR" "$CH_DIR" "$REDIS_DIR" "$PROM_DIR"
   fi
 }
 
@@ -617,6 +632,7 @@ cmd_status() {
   kafka_status || rc=3
   clickhouse_status || rc=3
   redis_status || rc=3
+  prometheus_status || rc=3
   return $rc
 }
 

@@ -64,6 +64,14 @@ Options:
     if (!values['no-migrate']) await migrate(migratorSettings(config.clickhouse), MIGRATIONS_DIR, log);
 
     const metrics = createMetrics();
+    // At 0 from the start: Prometheus's increase() sees a series' first
+    // sample as its start, so a counter born at 1 by the first dead letter
+    // would never raise AgentledgerDeadLetters for it
+    // (test/integration/prometheus-scrape.test.ts).
+    for (const topic of [config.kafka.topics.envelopes, config.kafka.topics.craze]) {
+      metrics.deadLetters.inc({ topic }, 0);
+      metrics.poisonRecords.inc({ topic }, 0);
+    }
     let server: Server | undefined;
     if (config.metricsPort > 0) server = await serveMetrics(metrics, config.metricsPort, config.metricsHost);
     const clickhouse = createClickHouse(config.clickhouse);
@@ -220,8 +228,13 @@ Options:
   },
 };
 
-/** A stream cache's hits, misses, evictions and size as the `agentledger_cache_*` metrics of `cache`. */
+/**
+ * A stream cache's hits, misses, evictions and size as the `agentledger_cache_*`
+ * metrics of `cache`, the counters at 0 from the start: a first batch of new
+ * keys is all misses, and a hit rate needs its hits series to exist.
+ */
 function cacheMetrics(metrics: Metrics, cache: string): CacheObserver {
+  for (const counter of [metrics.cacheHits, metrics.cacheMisses, metrics.cacheEvictions]) counter.inc({ cache }, 0);
   return {
     hit: (n) => metrics.cacheHits.inc({ cache }, n),
     miss: (n) => metrics.cacheMisses.inc({ cache }, n),

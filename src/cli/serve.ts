@@ -3,6 +3,7 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import { CLUSTER_READ_SETTINGS, createClickHouse } from '../clickhouse/client.js';
 import { sessionReadonly, sessionSettings } from '../clickhouse/server.js';
 import { addressInUse } from '../errors/errors.js';
+import { createServeMetrics, serveMetrics, type ServeMetrics } from '../observability/metrics.js';
 import { pageEndpoints } from '../serve/endpoints.js';
 import { createServeServer, RequestError, type ApiCommand } from '../serve/server.js';
 import { alertsCommand } from './alerts.js';
@@ -60,7 +61,9 @@ A bad option is a 400 with one line of JSON ({"error": "..."}); only GET and
 HEAD are answered. With AGENTLEDGER_SERVE_TOKEN set every request needs it:
 \`Authorization: Bearer <token>\`, or basic auth with the token as password
 (the browser asks once). Bound to a loopback address (the default), only a
-loopback Host header is answered.
+loopback Host header is answered. Its Prometheus metrics (requests and
+latency per endpoint) are on another port, AGENTLEDGER_SERVE_METRICS_PORT
+(9466; 0: none), at /metrics.
 
   --port N           port (default AGENTLEDGER_SERVE_PORT, 8080; 0: any free one)
   --host H           address to listen on (default AGENTLEDGER_SERVE_HOST, 127.0.0.1)
@@ -83,17 +86,24 @@ loopback Host header is answered.
       );
     }
     if (config.clickhouse.cluster !== undefined) await checkClusterProfile(ch, readOnly.clickhouse.user, config.clickhouse.cluster);
+    const metrics = createServeMetrics();
+    const metricsServer = await startMetrics(metrics, config.serveMetricsPort, config.metricsHost, ch);
     const server = createServeServer({
       commands: API_COMMANDS.map((c) => apiCommand(c, { config: readOnly, log })),
       endpoints: pageEndpoints(ch),
       log,
       token: config.serve.token,
       host,
+      observe(endpoint, status, seconds) {
+        metrics.requests.inc({ endpoint, status: String(status) });
+        metrics.requestSeconds.observe({ endpoint }, seconds);
+      },
     });
     await new Promise<void>((resolve, reject) => {
-      server.once('error', (err: NodeJS.ErrnoException) =>
-        reject(addressInUse(err) ? new UsageError(`${host}:${port} is in use (--port or AGENTLEDGER_SERVE_PORT)`) : err),
-      );
+      server.once('error', (err: NodeJS.ErrnoException) => {
+        metricsServer?.close();
+        reject(addressInUse(err) ? new UsageError(`${host}:${port} is in use (--port or AGENTLEDGER_SERVE_PORT)`) : err);
+      });
       server.listen(port, host, resolve);
     });
     const address = server.address();
@@ -101,11 +111,24 @@ loopback Host header is answered.
     const shown = host.includes(':') ? `[${host}]` : host;
     log.info('serving', { url: `http://${shown}:${bound}/`, clickhouseUser: readOnly.clickhouse.user, auth: config.serve.token === undefined ? 'none' : 'token' });
     await untilStopped(server, stopAfterMs);
+    metricsServer?.close();
     await ch.close();
     log.info('stopped serving');
     return 0;
   },
 };
+
+/** serve's `/metrics` on AGENTLEDGER_SERVE_METRICS_PORT (0: none); a port in use is a usage error naming it. */
+async function startMetrics(metrics: ServeMetrics, port: number, host: string, ch: ClickHouseClient): Promise<Server | undefined> {
+  if (port === 0) return undefined;
+  try {
+    return await serveMetrics(metrics, port, host);
+  } catch (err) {
+    await ch.close();
+    if (addressInUse(err)) throw new UsageError(`${host}:${port} is in use (AGENTLEDGER_SERVE_METRICS_PORT; 0 turns serve's metrics off)`);
+    throw err;
+  }
+}
 
 /** Waits for SIGTERM, SIGINT or stopAfterMs, then closes the server (open connections get 2 s). */
 async function untilStopped(server: Server, stopAfterMs: number | undefined): Promise<void> {

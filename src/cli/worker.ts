@@ -2,6 +2,7 @@ import { Queue, Worker } from 'bullmq';
 import { loadBudgets } from '../alerts/budgets.js';
 import { deliveryProcessor } from '../alerts/delivery.js';
 import { alertWatermark } from '../alerts/cursor.js';
+import { RULE_IDS } from '../alerts/condition.js';
 import { firingByRule } from '../alerts/state-store.js';
 import { migratorSettings } from '../config/index.js';
 import {
@@ -121,6 +122,11 @@ outage is waited out.
         return out;
       },
     });
+    // Counters at 0 from the start: Prometheus's increase() takes a series'
+    // first sample as its start, so a counter born at 1 would hide the first
+    // failed delivery from AgentledgerAlertDeliveriesFailing.
+    for (const result of ['delivered', 'retrying', 'failed']) metrics.deliveries.inc({ result }, 0);
+    for (const rule of RULE_IDS) for (const notification of ['fired', 'renotified', 'resolved']) metrics.transitions.inc({ rule, notification }, 0);
     const server = config.workerMetricsPort > 0 ? await serveMetrics(metrics, config.workerMetricsPort, config.metricsHost) : undefined;
     // Aborted on SIGTERM: every job in hand stops at its next step.
     const stopping = new AbortController();

@@ -10,6 +10,10 @@ export const observability = service({
       port(0).default(9465),
       'Port of `agentledger worker`\'s Prometheus `/metrics` endpoint; `0` turns it off. A second worker on one host needs another.',
     ),
+    AGENTLEDGER_SERVE_METRICS_PORT: setting(
+      port(0).default(9466),
+      'Port of `agentledger serve`\'s Prometheus `/metrics` endpoint (apart from the page\'s port, so the page\'s token does not guard it); `0` turns it off.',
+    ),
     AGENTLEDGER_METRICS_HOST: setting(
       hostName.default('127.0.0.1'),
       'Address the metrics endpoints listen on (GET only): the default is this host only; `0.0.0.0` for a scraper on another host.',
@@ -32,6 +36,8 @@ export const observability = service({
     metricsPort: e.AGENTLEDGER_METRICS_PORT,
     /** The worker's metrics port (0: off). */
     workerMetricsPort: e.AGENTLEDGER_WORKER_METRICS_PORT,
+    /** serve's metrics port (0: off). */
+    serveMetricsPort: e.AGENTLEDGER_SERVE_METRICS_PORT,
     metricsHost: e.AGENTLEDGER_METRICS_HOST,
     logLevel: e.AGENTLEDGER_LOG_LEVEL,
     logFormat: e.AGENTLEDGER_LOG_FORMAT,

@@ -168,6 +168,12 @@ export function createWorkerMetrics(gauges: WorkerGauges) {
       buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
       registers: [registry],
     }),
+    lastDone: new Gauge({
+      name: 'agentledger_worker_job_last_done_timestamp_seconds',
+      help: 'When a job of each kind last finished done in this process (Unix seconds): time() minus it is the age of the last sweep',
+      labelNames: ['job'] as const,
+      registers: [registry],
+    }),
     evaluatedLoops: new Counter({
       name: 'agentledger_alert_evaluated_loops_total',
       help: 'Loops the alert sweeps and evaluations looked at, by job',
@@ -210,6 +216,35 @@ export function createWorkerMetrics(gauges: WorkerGauges) {
 }
 
 export type WorkerMetrics = ReturnType<typeof createWorkerMetrics>;
+
+/**
+ * Prometheus metrics of `agentledger serve`, served on
+ * AGENTLEDGER_SERVE_METRICS_PORT. `endpoint` is one of a fixed set (the API's
+ * names, the page's assets, `other` for anything else), so no request can add
+ * a series.
+ */
+export function createServeMetrics() {
+  const registry = new Registry();
+  defaultMetrics(registry, 'agentledger_serve_');
+  return {
+    registry,
+    requests: new Counter({
+      name: 'agentledger_serve_requests_total',
+      help: 'Requests answered, by endpoint (/api/<name>, a page asset, or other) and HTTP status',
+      labelNames: ['endpoint', 'status'] as const,
+      registers: [registry],
+    }),
+    requestSeconds: new Histogram({
+      name: 'agentledger_serve_request_seconds',
+      help: 'Time from a request to its answer, by endpoint',
+      labelNames: ['endpoint'] as const,
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers: [registry],
+    }),
+  };
+}
+
+export type ServeMetrics = ReturnType<typeof createServeMetrics>;
 
 /** Serves `/metrics` and `/healthz` on host:port, GET (and HEAD) only. */
 export function serveMetrics(metrics: { readonly registry: Registry }, port: number, host = '127.0.0.1'): Promise<Server> {

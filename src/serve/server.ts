@@ -45,6 +45,11 @@ export interface ServeOptions {
   readonly token: string | undefined;
   /** The address the server listens on: a loopback one turns the Host check on. */
   readonly host: string;
+  /**
+   * Told of every answered request: its endpoint (`/api/<name>` or an asset's
+   * path when it exists, else `other`: a bounded set), status and seconds.
+   */
+  readonly observe?: (endpoint: string, status: number, seconds: number) => void;
 }
 
 /** A mistake in a request: its status and one line for the client. */
@@ -168,7 +173,7 @@ function loadAsset(asset: PageAsset): LoadedAsset {
 }
 
 export function createServeServer(options: ServeOptions): Server {
-  const { commands, endpoints, log, token, host } = options;
+  const { commands, endpoints, log, token, host, observe } = options;
   const assets = new Map<string, LoadedAsset>();
   for (const [path, asset] of Object.entries(PAGE_ASSETS)) assets.set(path, loadAsset(asset));
   const byName = new Map(commands.map((c) => [c.name, c]));
@@ -218,8 +223,23 @@ export function createServeServer(options: ServeOptions): Server {
     });
   }
 
+  /** The endpoint a path names, or `other`: a metric label no request can multiply. */
+  function endpointOf(url: string | undefined): string {
+    let path: string;
+    try {
+      path = new URL(url ?? '/', 'http://serve.invalid').pathname;
+    } catch {
+      return 'other';
+    }
+    if (!path.startsWith('/api/')) return assets.has(path) ? path : 'other';
+    const name = path.slice('/api/'.length);
+    return byName.has(name) || Object.hasOwn(endpoints, name) ? path : 'other';
+  }
+
   return createServer((req, res) => {
     const started = Date.now();
+    const clock = process.hrtime.bigint();
+    if (observe) res.once('finish', () => observe(endpointOf(req.url), res.statusCode, Number(process.hrtime.bigint() - clock) / 1e9));
     handle(req, res)
       .catch((err: unknown) => {
         if (err instanceof RequestError) {

@@ -33,6 +33,7 @@ export function jobContext(log: Logger, metrics: WorkerMetrics, signal: AbortSig
       try {
         const r = await work();
         metrics.jobs.inc({ job, result: 'done' });
+        metrics.lastDone.setToCurrentTime({ job });
         return r;
       } catch (err) {
         metrics.jobs.inc({ job, result: 'failed' });

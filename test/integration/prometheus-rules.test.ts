@@ -3,7 +3,7 @@
  * `promtool check metrics`, the alerting rules of infra/prometheus/ pass
  * `promtool check rules` and their unit tests (`promtool test rules`: each
  * rule fires on series written for it, not on its near miss), the example
- * configuration passes `promtool check config`, and every rule has a severity
+ * and compose configurations pass `promtool check config`, and every rule has a severity
  * and a runbook that exists in docs/operations.md. promtool comes with
  * Debian's `prometheus` package, which `infra/stack.sh install` installs.
  */
@@ -12,7 +12,7 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { createMetrics, createWorkerMetrics } from '../../src/observability/metrics.js';
+import { createMetrics, createServeMetrics, createWorkerMetrics } from '../../src/observability/metrics.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const RULES = `${ROOT}infra/prometheus/agentledger-rules.yml`;
@@ -24,14 +24,19 @@ function promtool(args: readonly string[], input?: string): { status: number | n
   return { status: run.status, out: `${run.stdout}${run.stderr}` };
 }
 
-test('every metric of ingest and worker passes promtool check metrics (no gauge named *_total)', async () => {
+test('every metric of ingest, worker and serve passes promtool check metrics (no gauge named *_total)', async () => {
   const ingest = createMetrics();
   ingest.records.inc({ stream: 'envelopes', verdict: 'ok' });
   const worker = createWorkerMetrics({ firing: () => Promise.resolve(new Map([['stuck_loop', 1]])), queues: () => Promise.resolve(new Map([['rollups', { waiting: 1 }]])) });
   worker.jobs.inc({ job: 'rollup-sweep', result: 'done' });
+  worker.lastDone.setToCurrentTime({ job: 'rollup-sweep' });
+  const serve = createServeMetrics();
+  serve.requests.inc({ endpoint: '/api/spend', status: '200' });
+  serve.requestSeconds.observe({ endpoint: '/api/spend' }, 0.02);
   for (const [name, registry] of [
     ['ingest', ingest.registry],
     ['worker', worker.registry],
+    ['serve', serve.registry],
   ] as const) {
     const text = await registry.metrics();
     assert.match(text, /_nodejs_active_handles /, `${name}: the per-type default gauges stay`);
@@ -41,15 +46,17 @@ test('every metric of ingest and worker passes promtool check metrics (no gauge 
   }
 });
 
-test('the alerting rules pass promtool check rules and their unit tests; the example configuration is valid', () => {
+test('the alerting rules pass promtool check rules and their unit tests; the example and compose configurations are valid', () => {
   const rules = promtool(['check', 'rules', RULES]);
   assert.equal(rules.status, 0, rules.out);
   assert.match(rules.out, /SUCCESS: 10 rules found/);
   const tested = promtool(['test', 'rules', 'agentledger-rules.test.yml']);
   assert.equal(tested.status, 0, tested.out);
   assert.match(tested.out, /SUCCESS/);
-  const config = promtool(['check', 'config', 'prometheus.yml']);
-  assert.equal(config.status, 0, config.out);
+  for (const file of ['prometheus.yml', 'prometheus.compose.yml']) {
+    const config = promtool(['check', 'config', file]);
+    assert.equal(config.status, 0, `${file}: ${config.out}`);
+  }
 });
 
 test('every rule has a severity, a summary, a unit test, and a runbook in docs/operations.md', () => {

@@ -34,6 +34,7 @@ export async function testContext(name: string, overrides: Record<string, string
     AGENTLEDGER_QUEUE_PREFIX: `test_${id}`,
     AGENTLEDGER_METRICS_PORT: '0',
     AGENTLEDGER_WORKER_METRICS_PORT: '0',
+    AGENTLEDGER_SERVE_METRICS_PORT: '0',
     AGENTLEDGER_LOG_LEVEL: 'warn',
     // The tests read log lines as a person would (json has its own tests).
     AGENTLEDGER_LOG_FORMAT: 'text',

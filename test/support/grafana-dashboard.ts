@@ -12,6 +12,9 @@ export const GRAFANA_DIR = join(REPO_ROOT, 'infra', 'grafana');
 export const DASHBOARD_FILE = join(GRAFANA_DIR, 'dashboards', 'agentledger.json');
 export const DATASOURCE_FILE = join(GRAFANA_DIR, 'provisioning', 'datasources', 'agentledger.yaml');
 export const PROVIDER_FILE = join(GRAFANA_DIR, 'provisioning', 'dashboards', 'agentledger.yaml');
+/** The operations dashboard, on the Prometheus data source. */
+export const OPERATIONS_FILE = join(GRAFANA_DIR, 'dashboards', 'agentledger-operations.json');
+export const PROMETHEUS_DATASOURCE_FILE = join(GRAFANA_DIR, 'provisioning', 'datasources', 'prometheus.yaml');
 
 export interface DataSourceRef {
   readonly type?: string;
@@ -24,6 +27,10 @@ export interface Target {
   readonly queryType?: string;
   readonly format?: number;
   readonly rawSql?: string;
+  /** PromQL, on the Prometheus data source. */
+  readonly expr?: string;
+  readonly instant?: boolean;
+  readonly range?: boolean;
 }
 export interface Panel {
   readonly id?: number;
@@ -50,8 +57,8 @@ export function readCommentedJson(path: string): unknown {
   return JSON.parse(body);
 }
 
-export function readDashboard(): Dashboard {
-  return JSON.parse(readFileSync(DASHBOARD_FILE, 'utf8')) as Dashboard;
+export function readDashboard(file = DASHBOARD_FILE): Dashboard {
+  return JSON.parse(readFileSync(file, 'utf8')) as Dashboard;
 }
 
 /** Every panel, those inside a (collapsed) row's `panels` included; rows too. */
