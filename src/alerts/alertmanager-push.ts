@@ -150,7 +150,8 @@ export function startPusher(o: PusherOptions): Pusher {
           }
         }
       }
-      const marks = part.flatMap((a) => (a.mark === undefined ? [] : [a.mark]));
+      // Taken: what Alertmanager did not refuse.
+      const marks = part.flatMap((a) => (a.mark === undefined || mine.has(refusalKey(a.alert, true)) ? [] : [a.mark]));
       if (marks.length > 0) await o.redis.hset(takenKey(o.prefix), Object.fromEntries(marks));
       o.onPush?.(url, 'sent', part.length);
     }
