@@ -40,16 +40,17 @@ export class AlertmanagerRefusedError extends FatalError {}
  * is appended). Resolves on 2xx; throws AlertmanagerRefusedError on a 400
  * (with Alertmanager's reason), a TransientError for the rest (no answer
  * within `timeoutMs`, a 5xx, another status). The URL is not in messages:
- * it may carry a password.
+ * it may carry a password. `stop` aborts it (a worker stopping does not
+ * wait out a hung Alertmanager).
  */
-export async function postAlerts(url: string, alerts: readonly AmAlert[], timeoutMs: number): Promise<void> {
+export async function postAlerts(url: string, alerts: readonly AmAlert[], timeoutMs: number, stop?: AbortSignal): Promise<void> {
   let res: Response;
   try {
     res = await fetch(`${url.replace(/\/+$/, '')}/api/v2/alerts`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'user-agent': 'agentledger' },
       body: JSON.stringify(alerts),
-      signal: AbortSignal.timeout(timeoutMs),
+      signal: stop === undefined ? AbortSignal.timeout(timeoutMs) : AbortSignal.any([AbortSignal.timeout(timeoutMs), stop]),
       redirect: 'error',
     });
   } catch (err) {
@@ -81,7 +82,7 @@ export interface PusherOptions {
 export interface Pusher {
   /** A transition happened: push soon, not at the next interval (an Alertmanager in backoff keeps its wait). */
   wake(): void;
-  /** Stops the loops; resolves when each has finished the push in hand. */
+  /** Stops the loops, aborting the pushes in hand; resolves when each loop has ended. */
   stop(): Promise<void>;
 }
 
@@ -112,6 +113,7 @@ async function toPush(o: PusherOptions, url: string, now: number): Promise<{ ale
 
 export function startPusher(o: PusherOptions): Pusher {
   let stopped = false;
+  const stopping = new AbortController();
   const wakers = new Set<() => void>();
   const woken = new Map<string, boolean>(o.urls.map((u) => [u, true]));
   /** Refused alerts, per URL: left out while this worker runs, logged once. */
@@ -135,13 +137,13 @@ export function startPusher(o: PusherOptions): Pusher {
     for (let i = 0; i < sending.length; i += PUSH_ALERTS) {
       const part = sending.slice(i, i + PUSH_ALERTS);
       try {
-        await postAlerts(url, part.map((a) => a.alert), o.timeoutMs);
+        await postAlerts(url, part.map((a) => a.alert), o.timeoutMs, stopping.signal);
       } catch (err) {
         if (!(err instanceof AlertmanagerRefusedError)) throw err;
         // The others were taken; find the refused ones, one POST each.
         for (const a of part) {
           try {
-            await postAlerts(url, [a.alert], o.timeoutMs);
+            await postAlerts(url, [a.alert], o.timeoutMs, stopping.signal);
           } catch (one) {
             if (!(one instanceof AlertmanagerRefusedError)) throw one;
             mine.add(refusalKey(a.alert, a.mark !== undefined));
@@ -175,6 +177,7 @@ export function startPusher(o: PusherOptions): Pusher {
         if (target.failures > 0) o.log.info('Alertmanager takes the alerts again', { failures: target.failures });
         target = afterSuccess();
       } catch (err) {
+        if (stopped) break;
         target = afterFailure(target, Date.now(), o.resendMs);
         o.onPush?.(url, 'failed', 0);
         // Once per outage, not per attempt.
@@ -191,6 +194,7 @@ export function startPusher(o: PusherOptions): Pusher {
     },
     async stop() {
       stopped = true;
+      stopping.abort();
       for (const w of [...wakers]) w();
       await Promise.all(loops);
     },

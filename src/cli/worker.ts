@@ -195,7 +195,7 @@ outage is waited out.
       log.warn('worker stopped before its jobs in hand did: another worker takes them over', { graceMs: config.workerGraceMs });
       for (const w of workers) void w.close(true).catch(() => undefined);
     }
-    // A push in hand ends within AGENTLEDGER_ALERTMANAGER_TIMEOUT_MS; the next worker's pusher re-sends anyway.
+    // The pushes in hand are aborted; the next worker's pusher re-sends what they carried.
     await Promise.race([pusher?.stop(), new Promise((r) => setTimeout(r, 1000).unref())]);
     await Promise.race([Promise.all([queue.close(), alertQueue.close(), evaluationQueue.close(), deliveries.close()]), new Promise((r) => setTimeout(r, 1000).unref())]);
     for (const c of [blocking, alertBlocking, evaluationBlocking, deliveryBlocking]) c.disconnect();
