@@ -72,11 +72,11 @@ there from the templates in infra/.
   up                install, then start whatever is not running and wait until
                     each service answers. Services already up are left alone.
   down [--purge]    Stop what this script started (SIGTERM, SIGKILL after ${STOP_TIMEOUT}s).
-                    Data is kept; --purge also deletes .state/{kafka,clickhouse,redis,prometheus}
+                    Data is kept; --purge also deletes .state/{kafka,clickhouse,redis,prometheus,alertmanager}
                     (not the jars). A reused Redis is never stopped.
   status            One line per service: up/down, pid, address, version.
                     Exit code 0 if all are up, 3 otherwise.
-  start SERVICE     Start one service (kafka|clickhouse|redis|prometheus) and wait for it.
+  start SERVICE     Start one service (kafka|clickhouse|redis|prometheus|alertmanager) and wait for it.
   stop SERVICE      Stop one service.
   restart SERVICE   stop + start (used by integration tests).
   up|down|status --cluster
@@ -125,6 +125,9 @@ Services (same ports and credentials as docker-compose.yml):
               (tests write their own). Config generated into .state/prometheus/
               (infra/prometheus/service.sh) and reloaded on every start; data
               .state/prometheus/data (kept a day), log .state/prometheus/prometheus.log.
+  alertmanager  127.0.0.1:9193 (Debian prometheus-alertmanager), HA clustering
+              off, config infra/alertmanager/alertmanager.yml (checked with amtool
+              first), data .state/alertmanager/data, log .state/alertmanager/alertmanager.log.
 
 Cluster (--cluster; everything in .state/cluster/<service>/, 127.0.0.1 only):
   zookeeper        2191 (ZooKeeper 3.8, jars from infra/zookeeper/pom.xml into
@@ -590,12 +593,58 @@ redis_status() {
 # shellcheck source=infra/prometheus/service.sh
 . "$INFRA/prometheus/service.sh"
 
+# ---------------------------------------------------------------- alertmanager
+# Prometheus's Alertmanager (Debian prometheus-alertmanager 0.25, installed by
+# cmd_install), for agentledger's alerts (docs/alerts.md "Alertmanager"):
+# 127.0.0.1:9193 (9093 is Kafka's controller), HA clustering off, data (its
+# silences and notification log; alerts are not kept, senders re-send them)
+# in .state/alertmanager, config infra/alertmanager/alertmanager.yml.
+AM_DIR="$STATE/alertmanager"
+AM_PID="$AM_DIR/alertmanager.pid"
+AM_LOG="$AM_DIR/alertmanager.log"
+AM_ADDR=127.0.0.1:9193
+AM_TIMEOUT="${STACK_ALERTMANAGER_TIMEOUT:-20}"
+
+alertmanager_is_up() { curl -fsS -m 2 "http://$AM_ADDR/-/ready" >/dev/null 2>&1; }
+alertmanager_ours() { pid_of "$AM_PID" prometheus-alertmanager; }
+
+alertmanager_start() {
+  local pid
+  if pid="$(alertmanager_ours)"; then log "alertmanager: already up (pid $pid, $AM_ADDR)"; return 0; fi
+  alertmanager_is_up && die "alertmanager: something not started by this script answers on $AM_ADDR"
+  command -v prometheus-alertmanager >/dev/null || die "prometheus-alertmanager not installed; run infra/stack.sh install"
+  amtool check-config "$INFRA/alertmanager/alertmanager.yml" >/dev/null || die "alertmanager: amtool check-config infra/alertmanager/alertmanager.yml failed"
+  mkdir -p "$AM_DIR/data"
+  log "alertmanager: starting $AM_ADDR…"
+  setsid prometheus-alertmanager --config.file="$INFRA/alertmanager/alertmanager.yml" --storage.path="$AM_DIR/data" \
+    --web.listen-address="$AM_ADDR" --cluster.listen-address= </dev/null >>"$AM_LOG" 2>&1 &
+  echo $! >"$AM_PID"
+  wait_until alertmanager "$AM_TIMEOUT" alertmanager_is_up "$!" "$AM_LOG"
+  log "alertmanager: up (pid $(alertmanager_ours || echo '?'))"
+}
+
+alertmanager_stop() {
+  stop_pid alertmanager "$AM_PID" prometheus-alertmanager && return 0
+  log "alertmanager: not running"
+}
+
+alertmanager_status() {
+  local state=down pid=- ver=""
+  if alertmanager_is_up; then
+    state=up
+    ver="Alertmanager $(curl -fsS -m 2 "http://$AM_ADDR/api/v2/status" 2>/dev/null | sed -n 's/.*"version":"\([^"]*\)".*/\1/p')"
+  fi
+  pid="$(alertmanager_ours)" || pid="-"
+  printf '%-11s %-5s pid %-8s %-22s %s\n' alertmanager "$state" "$pid" "$AM_ADDR" "$ver"
+  [[ $state == up ]]
+}
+
 # ---------------------------------------------------------------- commands
 
 check_service() {
   case "${1:-}" in
-    kafka | clickhouse | redis | prometheus) ;;
-    *) die "unknown service '${1:-}' (expected kafka, clickhouse, redis or prometheus)" ;;
+    kafka | clickhouse | redis | prometheus | alertmanager) ;;
+    *) die "unknown service '${1:-}' (expected kafka, clickhouse, redis, prometheus or alertmanager)" ;;
   esac
 }
 
@@ -607,6 +656,7 @@ cmd_up() {
   clickhouse_start
   kafka_start
   prometheus_start
+  alertmanager_start
   log "all services up ($(( ($(date +%s%N) - t0) / 1000000 )) ms)"
 }
 
@@ -618,12 +668,13 @@ cmd_down() {
     *) die "unknown option for down: $1" ;;
   esac
   prometheus_stop
+  alertmanager_stop
   kafka_stop
   clickhouse_stop
   redis_stop
   if ((purge)); then
-    log "purging .state/kafka .state/clickhouse .state/redis .state/prometheus (jars kept)…"
-    rm -rf "$KAFKA_DIR" "$CH_DIR" "$REDIS_DIR" "$PROM_DIR"
+    log "purging .state/kafka .state/clickhouse .state/redis .state/prometheus .state/alertmanager (jars kept)…"
+    rm -rf "$KAFKA_DIR" "$CH_DIR" "$REDIS_DIR" "$PROM_DIR" "$AM_DIR"
   fi
 }
 
@@ -633,6 +684,7 @@ cmd_status() {
   clickhouse_status || rc=3
   redis_status || rc=3
   prometheus_status || rc=3
+  alertmanager_status || rc=3
   return $rc
 }
 

@@ -1,10 +1,12 @@
 import { Queue, Worker } from 'bullmq';
+import type { Redis } from 'ioredis';
 import { loadBudgets } from '../alerts/budgets.js';
+import { startPusher, type Pusher } from '../alerts/alertmanager-push.js';
 import { deliveryProcessor } from '../alerts/delivery.js';
 import { alertWatermark } from '../alerts/cursor.js';
 import { RULE_IDS } from '../alerts/condition.js';
 import { firingByRule } from '../alerts/state-store.js';
-import { migratorSettings } from '../config/index.js';
+import { migratorSettings, redactUrl, type Config } from '../config/index.js';
 import {
   ALERT_DELIVERIES_QUEUE,
   ALERT_EVALUATIONS_QUEUE,
@@ -22,7 +24,8 @@ import {
 } from '../jobs/queues.js';
 import { createRedis, probeRedis, redisFailure } from '../jobs/redis.js';
 import { failureMessage } from '../errors/errors.js';
-import { createWorkerMetrics, serveMetrics } from '../observability/metrics.js';
+import type { Logger } from '../observability/logger.js';
+import { createWorkerMetrics, serveMetrics, type WorkerMetrics } from '../observability/metrics.js';
 import { compactor } from '../rollups/compact.js';
 import { watermarks } from '../rollups/rollups.js';
 import { createClickHouse, REPLICA_DELAY_LIMIT_S } from '../clickhouse/client.js';
@@ -52,7 +55,9 @@ Runs the background jobs on Redis (BullMQ) until SIGTERM or SIGINT:
   queue of their own, the evaluations ingest queues for the loops its
   flushes touched. Each transition is recorded in the alerts table and
   delivered to AGENTLEDGER_ALERT_WEBHOOK_URL
-  (signed with AGENTLEDGER_ALERT_WEBHOOK_SECRET), retried with backoff.
+  (signed with AGENTLEDGER_ALERT_WEBHOOK_SECRET), retried with backoff; with
+  AGENTLEDGER_ALERTMANAGER_URL the alerts are also pushed to Alertmanager,
+  the firing ones at least every sweep.
 Start as many workers as you like, on any machines sharing the Redis and
 ClickHouse: the queue spreads the jobs. On SIGTERM or SIGINT the jobs in
 hand stop at their next step and go back to the queue for the next worker,
@@ -131,7 +136,11 @@ outage is waited out.
     // Aborted on SIGTERM: every job in hand stops at its next step.
     const stopping = new AbortController();
     const ctx = jobContext(log, metrics, stopping.signal);
-    const onNotified = (rule: string, notification: string): void => metrics.transitions.inc({ rule, notification });
+    const pusher = alertmanagerPusher(config, redis, metrics, log);
+    const onNotified = (rule: string, notification: string): void => {
+      metrics.transitions.inc({ rule, notification });
+      pusher?.wake();
+    };
     const sweepRollups = rollupSweepProcessor(ctx, {
       ch,
       redis,
@@ -192,6 +201,8 @@ outage is waited out.
       log.warn('worker stopped before its jobs in hand did: another worker takes them over', { graceMs: config.workerGraceMs });
       for (const w of workers) void w.close(true).catch(() => undefined);
     }
+    // The pushes in hand are aborted; the next worker's pusher re-sends what they carried.
+    await Promise.race([pusher?.stop(), new Promise((r) => setTimeout(r, 1000).unref())]);
     await Promise.race([Promise.all([queue.close(), alertQueue.close(), evaluationQueue.close(), deliveries.close()]), new Promise((r) => setTimeout(r, 1000).unref())]);
     for (const c of [blocking, alertBlocking, evaluationBlocking, deliveryBlocking]) c.disconnect();
     redis.disconnect();
@@ -203,3 +214,27 @@ outage is waited out.
     return 0;
   },
 };
+
+/**
+ * The Alertmanager pusher (alertmanager-push.ts) of this worker, with its
+ * metrics; undefined without AGENTLEDGER_ALERTMANAGER_URL. It runs beside
+ * the sweeps, never awaited by them.
+ */
+function alertmanagerPusher(config: Config, redis: Redis, metrics: WorkerMetrics, log: Logger): Pusher | undefined {
+  const am = config.alerts.alertmanager;
+  if (am === undefined) return undefined;
+  return startPusher({
+    urls: am.urls,
+    timeoutMs: am.timeoutMs,
+    resendMs: config.alerts.sweepMs,
+    ...(config.serve.publicUrl === undefined ? {} : { pageUrl: config.serve.publicUrl }),
+    redis,
+    prefix: config.redis.queuePrefix,
+    log,
+    onPush: (url, result, alerts) => {
+      metrics.alertmanagerPushes.inc({ alertmanager: redactUrl(url), result });
+      if (alerts > 0) metrics.alertmanagerAlerts.inc({ alertmanager: redactUrl(url), result: 'sent' }, alerts);
+    },
+    onRefused: (url) => metrics.alertmanagerAlerts.inc({ alertmanager: redactUrl(url), result: 'refused' }),
+  });
+}

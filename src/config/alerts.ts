@@ -18,6 +18,14 @@ const fraction = z
   .transform(Number)
   .refine((n) => n <= 1, 'expected a decimal number from 0 to 1, such as 0.25');
 
+/** One or more http(s) URLs, comma-separated (every Alertmanager of an HA pair). */
+const urlList = z
+  .string()
+  .transform((s) => s.split(',').map((u) => u.trim()).filter((u) => u.length > 0))
+  .refine((list) => list.length > 0 && list.every((u) => httpUrlLike('').safeParse(u).success), {
+    message: 'expected one or more http(s) URLs, comma-separated, such as http://am-1:9093,http://am-2:9093',
+  });
+
 const duration = (doc: string, fallback: number, max = ALERT_MAX_MS) => setting(positiveInt(max).default(fallback), `${doc} At most ${max}.`);
 const count = (doc: string, fallback: number) => setting(positiveInt(ALERT_MAX_COUNT).default(fallback), `${doc} At most ${ALERT_MAX_COUNT}.`);
 
@@ -82,6 +90,16 @@ const vars = {
     { unset: 'unsigned' },
   ),
   AGENTLEDGER_ALERT_WEBHOOK_TIMEOUT_MS: duration('Longest one webhook POST may take before the attempt counts as failed, in ms.', 10_000, 600_000),
+  AGENTLEDGER_ALERTMANAGER_URL: setting(
+    urlList.optional(),
+    `Prometheus Alertmanager(s) \`agentledger worker\` posts the alerts to (v2 API),
+     beside the webhook: one or more base URLs, comma-separated, such as
+     \`http://127.0.0.1:9193\` (every Alertmanager of an HA pair, as Prometheus
+     sends to each). Firing alerts are re-sent every sweep, resolved ones until
+     taken (docs/alerts.md "Alertmanager").`,
+    { show: 'url', unset: 'no Alertmanager' },
+  ),
+  AGENTLEDGER_ALERTMANAGER_TIMEOUT_MS: duration('Longest one push to an Alertmanager may take before it counts as failed (and is retried with backoff), in ms.', 10_000, 600_000),
   AGENTLEDGER_ALERT_BUDGETS_FILE: setting(
     z.string().optional(),
     `The \`spend_budget\` rule's budgets: a JSON file of USD limits per UTC day, root
@@ -124,6 +142,8 @@ export const alerts = service({
         budgetsFile: e.AGENTLEDGER_ALERT_BUDGETS_FILE,
         rules,
         webhook,
+        /** Where the alerts are pushed besides (src/alerts/alertmanager-push.ts); undefined without AGENTLEDGER_ALERTMANAGER_URL. */
+        alertmanager: e.AGENTLEDGER_ALERTMANAGER_URL === undefined ? undefined : { urls: e.AGENTLEDGER_ALERTMANAGER_URL, timeoutMs: e.AGENTLEDGER_ALERTMANAGER_TIMEOUT_MS },
       },
     };
   },
@@ -131,6 +151,7 @@ export const alerts = service({
   redacts: {
     'alerts.webhook.url': ['AGENTLEDGER_ALERT_WEBHOOK_URL'],
     'alerts.webhook.secret': ['AGENTLEDGER_ALERT_WEBHOOK_SECRET'],
+    'alerts.alertmanager.urls': ['AGENTLEDGER_ALERTMANAGER_URL'],
   },
 });
 

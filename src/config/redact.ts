@@ -53,6 +53,8 @@ export function shownValue(setting: Setting | undefined, value: string): string 
 
 /** A value of the parsed settings as `agentledger config` shows it. */
 function shownLeaf(show: Exclude<Show, 'plain'>, value: unknown): unknown {
+  // A list of URLs (AGENTLEDGER_ALERTMANAGER_URL): each shown as one.
+  if (Array.isArray(value) && show !== 'secret') return value.map((v: unknown) => shownLeaf(show, v));
   if (show === 'origin') return typeof value === 'string' ? redactWebhookUrl(value) : value;
   if (show === 'url') return typeof value === 'string' ? redactUrl(value) : value;
   return value === undefined ? '(unset)' : value === '' ? '(empty)' : '(set)';

@@ -1,6 +1,6 @@
 /** `agentledger serve`: the page and its read-only API (docs/dashboards.md "The page"). */
 import { z } from 'zod';
-import { hostName, port, secret, service, setting, userName } from './setting.js';
+import { hostName, httpUrlLike, port, secret, service, setting, userName } from './setting.js';
 
 export const serve = service({
   title: 'The page (agentledger serve)',
@@ -13,6 +13,11 @@ export const serve = service({
        \`Authorization: Bearer <token>\`, or basic auth with it as the password (any
        user name; the browser asks once). At least 16 characters. Never printed.`,
       { unset: 'no token' },
+    ),
+    AGENTLEDGER_SERVE_PUBLIC_URL: setting(
+      httpUrlLike('https://agentledger.example.com').optional(),
+      'The address people open the page at (behind a proxy, its public one): the link (`generatorURL`) of each alert pushed to Alertmanager.',
+      { show: 'url', unset: 'alerts pushed without a link' },
     ),
     AGENTLEDGER_SERVE_CLICKHOUSE_USER: setting(
       userName.default('agentledger_dashboard'),
@@ -29,11 +34,14 @@ export const serve = service({
       port: e.AGENTLEDGER_SERVE_PORT,
       host: e.AGENTLEDGER_SERVE_HOST,
       token: e.AGENTLEDGER_SERVE_TOKEN,
+      /** The page's public address (undefined: unset), for the alerts' links. */
+      publicUrl: e.AGENTLEDGER_SERVE_PUBLIC_URL,
       clickhouse: { user: e.AGENTLEDGER_SERVE_CLICKHOUSE_USER, password: e.AGENTLEDGER_SERVE_CLICKHOUSE_PASSWORD },
     },
   }),
   redacts: {
     'serve.token': ['AGENTLEDGER_SERVE_TOKEN'],
+    'serve.publicUrl': ['AGENTLEDGER_SERVE_PUBLIC_URL'],
     'serve.clickhouse.password': ['AGENTLEDGER_SERVE_CLICKHOUSE_PASSWORD'],
   },
 });

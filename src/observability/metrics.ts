@@ -192,6 +192,18 @@ export function createWorkerMetrics(gauges: WorkerGauges) {
       labelNames: ['result'] as const,
       registers: [registry],
     }),
+    alertmanagerPushes: new Counter({
+      name: 'agentledger_alertmanager_pushes_total',
+      help: 'Pushes of the alerts to an Alertmanager, by alertmanager (its URL, password hidden) and result (sent: taken, a 400 included; failed: no answer, timeout or 5xx, retried with backoff)',
+      labelNames: ['alertmanager', 'result'] as const,
+      registers: [registry],
+    }),
+    alertmanagerAlerts: new Counter({
+      name: 'agentledger_alertmanager_alerts_total',
+      help: 'Alerts posted to an Alertmanager, by alertmanager and result (sent: in a push it took; refused: answered 400, logged once, not sent again)',
+      labelNames: ['alertmanager', 'result'] as const,
+      registers: [registry],
+    }),
     firing: new Gauge({
       name: 'agentledger_alerts_firing',
       help: 'Alerts firing now, by rule (read from the alert states in Redis at scrape time)',

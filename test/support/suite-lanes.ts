@@ -55,6 +55,7 @@ export const ALONE: Readonly<Record<string, Alone>> = {
   'worker-rolling.test.ts': { why: 'asserts each rolling stop within its grace' },
   'ingest-stall.test.ts': { why: "asserts the stall watchdog's timing against ClickHouse held back by a proxy" },
   'service-errors.test.ts': { why: 'asserts each unreachable service is reported fast' },
+  // Not here: alertmanager.test.ts restarts the stack's Alertmanager, which no other file uses.
 };
 
 /**

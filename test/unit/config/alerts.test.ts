@@ -37,6 +37,7 @@ test('defaults: the rules\' own thresholds, a sweep every 30 s, a reminder every
     budgetsFile: undefined,
     rules: DEFAULT_ALERT_RULE_CONFIG,
     webhook: undefined,
+    alertmanager: undefined,
   });
 });
 
@@ -60,6 +61,8 @@ test('every variable lands in its own field', () => {
     AGENTLEDGER_ALERT_EVALUATE_GAP_MS: '1009',
     AGENTLEDGER_ALERT_BUDGETS_FILE: '/etc/agentledger/budgets.json',
     AGENTLEDGER_ALERT_CHUNK_LOOPS: '1010',
+    AGENTLEDGER_ALERTMANAGER_URL: 'http://am-1:9093, http://am-2:9093/',
+    AGENTLEDGER_ALERTMANAGER_TIMEOUT_MS: '1011',
   });
   const rules: AlertRuleConfig = {
     windowMs: 1003,
@@ -73,7 +76,7 @@ test('every variable lands in its own field', () => {
     gapGraceMs: 1007,
   };
   const webhook: Webhook = { url: 'https://hooks.example.com/services/T1/B2/xyz', secret: 's3', timeoutMs: 1008 };
-  assert.deepEqual(c.alerts, { sweepMs: 1001, chunkLoops: 1010, renotifyMs: 1002, evaluateOnIngest: false, evaluateGapMs: 1009, budgetsFile: '/etc/agentledger/budgets.json', rules, webhook });
+  assert.deepEqual(c.alerts, { sweepMs: 1001, chunkLoops: 1010, renotifyMs: 1002, evaluateOnIngest: false, evaluateGapMs: 1009, budgetsFile: '/etc/agentledger/budgets.json', rules, webhook, alertmanager: { urls: ['http://am-1:9093', 'http://am-2:9093/'], timeoutMs: 1011 } });
 });
 
 test('a webhook without a secret is unsigned; the failure rate takes 0, 1 and plain decimals', () => {
@@ -111,6 +114,10 @@ const wrong: [string, string, RegExp][] = [
   ['AGENTLEDGER_ALERT_WEBHOOK_TIMEOUT_MS', '600001', /<= 600000/],
   ['AGENTLEDGER_ALERT_EVALUATE_ON_INGEST', 'yes', /true or false/],
   ['AGENTLEDGER_ALERT_EVALUATE_GAP_MS', '0', />= 1/],
+  ['AGENTLEDGER_ALERTMANAGER_URL', 'am-1:9093', /one or more http\(s\) URLs, comma-separated/],
+  ['AGENTLEDGER_ALERTMANAGER_URL', 'http://am-1:9093,ftp://am-2', /one or more http\(s\) URLs, comma-separated/],
+  ['AGENTLEDGER_ALERTMANAGER_URL', ',', /one or more http\(s\) URLs, comma-separated/],
+  ['AGENTLEDGER_ALERTMANAGER_TIMEOUT_MS', '0', />= 1/],
 ];
 
 for (const [key, value, expected] of wrong) {
@@ -166,4 +173,11 @@ test('`config` prints neither the webhook secret nor the URL\'s password or toke
     assert.deepEqual(shown.alerts.webhook, { url: 'https://hooks.example.com/***', secret: '(set)', timeoutMs: 10_000 });
     assert.equal(shown.alerts.rules.subagentFailureRate, 0.25);
   }
+});
+
+test('Alertmanager URLs are shown without their password, each of them', () => {
+  const c = parseConfig({ AGENTLEDGER_ALERTMANAGER_URL: 'http://u:pa55@am-1:9093,http://am-2:9093' });
+  assert.deepEqual(redactConfig(c).alerts.alertmanager?.urls, ['http://u:***@am-1:9093/', 'http://am-2:9093']);
+  const line = problem({ AGENTLEDGER_ALERTMANAGER_URL: 'http://am-1:9093,ftp://u:pa55@am-2' });
+  assert.ok(!line.includes('pa55'), line);
 });
