@@ -35,13 +35,14 @@ export AGENTLEDGER_ENVELOPE_TOPIC="$run.envelopes" AGENTLEDGER_CRAZE_TOPIC="$run
 echo "[demo] producing demo traffic to $AGENTLEDGER_ENVELOPE_TOPIC…"
 # Started half an hour ago: recent enough for the alert rules, and its unfinished loops have stalled.
 cli produce-demo --loops 500 --envelopes 40 --seed "$(date +%s)" --violations --malformed --spend-roots 6 --start-time now-30m
-echo "[demo] shipping the sample craze journals (test/fixtures/craze/journal) to $AGENTLEDGER_CRAZE_TOPIC…"
-cli craze push test/fixtures/craze/journal
+echo "[demo] shipping the sample craze journals (test/fixtures/craze/journal) to $AGENTLEDGER_CRAZE_TOPIC, moved to end 15 min ago…"
+# Written in March 2025: moved (times and session ids, src/demo/craze-journals.ts) so the page's last 7 days show them.
+cli craze push --shift-to now-15m test/fixtures/craze/journal
 echo "[demo] ingesting both topics (verify every chain, account craze spend, store each event once)…"
 cli ingest --no-migrate --idle-exit-ms 4000
 echo "[demo] loop-runtime chains in ClickHouse (all demo runs so far):"
 cli report --limit 12
-echo "[demo] craze sessions, costliest first (a second demo run changes nothing here):"
+echo "[demo] craze sessions, costliest first (each demo run ships the same three sessions anew, dated to the run):"
 cli sessions
 echo "[demo] what the agents spent, by model (loop runtime: verified envelopes only; craze: its usage reports):"
 cli spend --by model

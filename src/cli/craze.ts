@@ -3,11 +3,13 @@ import { mkdir, readdir, readFile, rename, stat, writeFile } from 'node:fs/promi
 import { dirname, join, resolve } from 'node:path';
 import type { CheckedProducer } from '../kafka/checked-send.js';
 import type { Compression } from '../kafka/codecs.js';
+import { newestTimeMs, shiftJournalLine, shiftToMs } from '../demo/craze-journals.js';
 import { crazeRecordValue, JournalParser, type JournalEvent } from '../sources/craze-journal.js';
 import { createKafka, createReliableProducer, ensureTopics, TOPIC_CONFIG } from '../kafka/client.js';
 import { MAX_LINE_BYTES, oversizedReason, readLines } from '../sources/lines.js';
 import type { Command, CommandContext } from './command.js';
 import { compressionOption, parseOptions, UsageError } from './command.js';
+import { startTimeOf } from './produce.js';
 import { printable } from './terminal.js';
 
 /** Per journal file: how far it has been sent (written after the broker's acknowledgement), so a restarted follower resends nothing it recorded. */
@@ -23,7 +25,7 @@ type PushState = Record<string, FileState>;
 const PRINTED_PER_FILE = 20;
 
 const HELP = `Usage: agentledger craze push PATH... [--follow] [--state FILE] [--interval-ms MS]
-                                [--compression C]
+                                [--compression C] [--shift-to T]
 
 Reads craze journal files (or folders of them, recursively: *.jsonl) and
 produces one record per event to AGENTLEDGER_CRAZE_TOPIC, keyed by the craze
@@ -56,6 +58,10 @@ Options:
   --interval-ms MS  how often --follow looks for new lines (default 250)
   --compression C   compress the record batches with none (default), gzip,
                     snappy, lz4 or zstd; ingest reads all five
+  --shift-to T      for demos: move every time in the journals by one shift of
+                    whole seconds so that the newest is T (an RFC 3339 UTC time,
+                    now or now-N[smhd]), and the UUIDv7 session and incarnation
+                    ids with them (new sessions each time); not with --follow
 
 Exit code: 0 every line was read, 1 a line was skipped unread (the other
 events were still sent), 2 bad usage or settings.`;
@@ -133,7 +139,7 @@ async function pushFile(
   path: string,
   st: FileState,
   producer: CheckedProducer,
-  to: { readonly topic: string; readonly compression: Compression },
+  to: { readonly topic: string; readonly compression: Compression; readonly shiftMs: number },
   totals: Totals,
   final: boolean,
   tails: Map<string, Tail>,
@@ -179,7 +185,7 @@ async function pushFile(
     if (item.kind === 'oversized') {
       unreadable(path, tail.current, oversizedReason(item, MAX_LINE_BYTES));
     } else {
-      const text = item.bytes.toString('utf8');
+      const text = shiftJournalLine(item.bytes.toString('utf8'), to.shiftMs);
       // A last line with no newline at the end of a one-shot push: complete
       // JSON is kept, a torn one (craze was killed mid-write) dropped unreported.
       if (item.terminated || isJson(text)) events = parser.line(text);
@@ -234,16 +240,30 @@ function unreadableReporter(totals: Totals, out: (line: string) => void): { repo
   };
 }
 
+/** --shift-to: the whole-second shift that moves the newest time of all the files to `targetMs` (0 when they hold none). */
+async function shiftOf(files: readonly string[], targetMs: number): Promise<number> {
+  let newest: number | undefined;
+  for (const file of files) {
+    for await (const item of readLines(createReadStream(file), MAX_LINE_BYTES)) {
+      const t = item.kind === 'oversized' ? undefined : newestTimeMs(item.bytes.toString('utf8'));
+      if (t !== undefined && (newest === undefined || t > newest)) newest = t;
+    }
+  }
+  return newest === undefined ? 0 : shiftToMs(newest, targetMs);
+}
+
 async function push(args: string[], { config, log, out }: CommandContext): Promise<number> {
   const { values, positionals } = parseOptions(
     args,
-    { follow: { type: 'boolean' }, state: { type: 'string' }, 'interval-ms': { type: 'string' }, compression: { type: 'string' } },
+    { follow: { type: 'boolean' }, state: { type: 'string' }, 'interval-ms': { type: 'string' }, compression: { type: 'string' }, 'shift-to': { type: 'string' } },
     true,
   );
   const compression = compressionOption(values.compression);
   if (positionals.length === 0) throw new UsageError('name at least one journal file or folder');
   const interval = Number(values['interval-ms'] ?? 250);
   if (!Number.isInteger(interval) || interval < 10) throw new UsageError('--interval-ms takes a whole number >= 10');
+  if (values.follow && values['shift-to'] !== undefined) throw new UsageError('--shift-to moves whole journals: not with --follow');
+  const shiftTo = values['shift-to'] === undefined ? undefined : Date.parse(startTimeOf(values['shift-to'], new Date(), 'shift-to'));
   const stateFile = values.follow ? resolve(values.state ?? '.agentledger/craze-push-state.json') : values.state && resolve(values.state);
   const state = await loadState(stateFile);
   const topic = config.kafka.topics.craze;
@@ -259,9 +279,11 @@ async function push(args: string[], { config, log, out }: CommandContext): Promi
   const exitCode = (): number => (totals.unreadable > 0 ? 1 : 0);
   try {
     if (!values.follow) {
-      for (const file of await journalFiles(positionals)) {
+      const files = await journalFiles(positionals);
+      const shiftMs = shiftTo === undefined ? 0 : await shiftOf(files, shiftTo);
+      for (const file of files) {
         const st = state[file] ?? { offset: 0, lastSeq: 0 };
-        await pushFile(file, st, producer, { topic, compression }, totals, true, tails, unreadable.report);
+        await pushFile(file, st, producer, { topic, compression, shiftMs }, totals, true, tails, unreadable.report);
         state[file] = st;
         totals.files++;
       }
@@ -283,7 +305,7 @@ async function push(args: string[], { config, log, out }: CommandContext): Promi
       for (const file of await journalFiles(positionals)) {
         const st = state[file] ?? { offset: 0, lastSeq: 0 };
         const before = { events: totals.events, offset: st.offset };
-        await pushFile(file, st, producer, { topic, compression }, totals, false, tails, unreadable.report);
+        await pushFile(file, st, producer, { topic, compression, shiftMs: 0 }, totals, false, tails, unreadable.report);
         state[file] = st;
         if (st.offset !== before.offset) {
           await saveState(stateFile, state);

@@ -30,11 +30,11 @@ function envelopeRange(text: string | undefined): number | [number, number] {
  * --start-time as RFC 3339 UTC text: given as such (checked by the
  * generator), or `now` / `now-N<s|m|h|d>` relative to `now`, whole seconds.
  */
-export function startTimeOf(text: string, now: Date): string {
+export function startTimeOf(text: string, now: Date, option = 'start-time'): string {
   const relative = /^now(?:-(\d{1,9})([smhd]))?$/.exec(text);
   if (relative === null) {
     if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?Z$/.test(text)) {
-      throw new UsageError(`--start-time expects an RFC 3339 UTC time (2026-11-30T10:00:00Z), now or now-N[smhd], got ${JSON.stringify(text)}`);
+      throw new UsageError(`--${option} expects an RFC 3339 UTC time (2026-11-30T10:00:00Z), now or now-N[smhd], got ${JSON.stringify(text)}`);
     }
     return text;
   }

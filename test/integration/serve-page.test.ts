@@ -22,7 +22,9 @@
 /// <reference lib="dom" />
 /// <reference lib="dom.iterable" />
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { request } from 'node:http';
 import { after, before, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
@@ -44,6 +46,11 @@ const HOSTILE = '<img src=x onerror=alert(1)>';
 const HOUR = 3_600_000;
 const started = Date.now();
 const iso = (ms: number): string => new Date(ms).toISOString().replace(/\.\d+Z$/, 'Z');
+
+/** infra/demo.sh's `craze push` arguments (journals moved to now, if it moves them). */
+const DEMO_CRAZE_PUSH = (/^cli craze push (.+)$/m.exec(readFileSync(join(REPO_ROOT, 'infra/demo.sh'), 'utf8'))?.[1] ?? '').split(' ');
+const LONG_SUBJECT = `${HOSTILE}${'x'.repeat(150)}`;
+const LONG_DETAIL = `mismatch at seq 7: carried hash ${'ab'.repeat(32)} != recomputed ${'cd'.repeat(32)}; the envelopes of the loop after seq 7 are not counted as verified spend until it is repaired`;
 
 let ctx: TestContext;
 let serve: Running;
@@ -77,7 +84,16 @@ before(async () => {
      ('page-craze-1', 'i1', 1, '${at(Date.now() - HOUR)}', 'craze-provider', 'craze-model', 1, 1234567890123, 100, 20, 0, 'ok'),
      ('page-craze-1', 'i1', 2, '${at(Date.now() - HOUR + 60_000)}', 'craze-provider', 'craze-model', 1, 7, 3, 1, 0, 'ok')`,
   );
+  // A chain_integrity alert whose subject is a long hostile LoopID and whose detail is long prose: the layout test's.
+  await command(
+    ctx,
+    `INSERT INTO alerts (rule, subject, transition_key, notification, state, severity, fired_at_ms, resolved_at_ms, at_ms, notifications, detail, recorded_at) VALUES
+     ('chain_integrity', '${LONG_SUBJECT}', 'page-layout', 'page-layout', 'firing', 'critical', ${Date.now() - 60_000}, 0, ${Date.now() - 60_000}, 1, '${LONG_DETAIL}', now())`,
+  );
   await produceEnvelopes(ctx, [...traffic.records, ...hostile.records]);
+  // What the demo ships of craze, exactly as infra/demo.sh pushes it.
+  const pushed = await runToEnd(['craze', 'push', ...DEMO_CRAZE_PUSH], ctx.env, { timeoutMs: 60_000, cwd: REPO_ROOT });
+  assert.equal(pushed.code, 0, `craze push ${DEMO_CRAZE_PUSH.join(' ')}: ${pushed.stderr}`);
   await cli(['ingest', '--no-migrate', '--idle-exit-ms', '2000']);
   await cli(['rollups', 'rebuild']);
   serve = runCli(['serve', '--port', '0'], {
@@ -163,6 +179,81 @@ test('cards and the chart have data; the page total and each day equal `spend --
   await screenshot(page, 'serve-cards-charts');
   // The README's picture, only when asked: a test run leaves tracked files as they were.
   if (process.env['AGENTLEDGER_DOCS_SCREENSHOT'] === '1') await page.screenshot({ path: `${REPO_ROOT}/docs/images/serve.png` });
+});
+
+test('an alert\'s detail gets the width at 1400 and 1000 px; a long hostile subject breaks inside its cell', async () => {
+  try {
+    for (const width of [1400, 1000]) {
+      await page.setViewportSize({ width, height: 900 });
+      const m = await page.evaluate((subject) => {
+        const row = [...document.querySelectorAll('[data-testid="alerts-table"] tbody tr')].find((tr) => tr.children[3]?.textContent === subject);
+        if (!row) return null;
+        const detail = row.children[6] as HTMLElement;
+        const clip = detail.querySelector('.clip') as HTMLElement;
+        const scroll = detail.closest('.scroll') as HTMLElement;
+        return {
+          detailWidth: detail.getBoundingClientRect().width,
+          lines: Math.round(clip.scrollHeight / parseFloat(getComputedStyle(clip).lineHeight)),
+          subjectWidth: (row.children[3] as HTMLElement).getBoundingClientRect().width,
+          overflow: scroll.scrollWidth - scroll.clientWidth,
+        };
+      }, LONG_SUBJECT);
+      assert.ok(m, 'the planted alert is listed');
+      // The detail is ~230 characters: a few lines of prose, not a column of a few characters per line.
+      // (Before, in a half-width panel: 58 px and some 30 lines at 1400 px.)
+      assert.ok(m.detailWidth >= (width === 1400 ? 500 : 300), `${width} px: detail ${JSON.stringify(m)}`);
+      assert.ok(m.lines <= (width === 1400 ? 4 : 8), `${width} px: detail ${JSON.stringify(m)}`);
+      assert.ok(m.subjectWidth <= 320, `${width} px: the subject breaks inside its cell ${JSON.stringify(m)}`);
+      assert.ok(m.overflow <= 1, `${width} px: the table fits its panel ${JSON.stringify(m)}`);
+      await page.locator('[data-testid="alerts-table"]').scrollIntoViewIfNeeded();
+      await screenshot(page, `serve-alerts-${width}`);
+    }
+  } finally {
+    await page.setViewportSize({ width: 1280, height: 800 });
+  }
+});
+
+test('the craze sessions the demo ships show in the page\'s default range', async () => {
+  const stored = JSON.parse(await cli(['sessions', '--json'])) as { sessionId: string }[];
+  assert.equal(stored.length, 4, 'the demo\'s three sessions and page-craze-1');
+  assert.equal(await page.locator('[data-testid="filter-range"]').inputValue(), '7d', 'the default range');
+  const rows = (await cells('sessions-table')).slice(1).map((r) => r[0]);
+  assert.deepEqual(rows.sort(), stored.map((r) => r.sessionId).sort());
+});
+
+test('the log scale gives every small key a readable bar beside the whale, axis in dollars, kept in the URL', async () => {
+  type Chart = { barHeights(): Record<string, number> };
+  const heights = (p: Page): Promise<Record<string, number>> => p.evaluate(() => (globalThis as unknown as { agentledgerChart: Chart }).agentledgerChart.barHeights());
+  const keys = (await cells('series-table')).slice(1).filter((r) => r[2] !== '$0.00').map((r) => r[0]!);
+  assert.ok(keys.length > 3, JSON.stringify(keys));
+  const linear = await heights(page);
+  assert.ok(keys.some((k) => linear[k]! < 1), `stacked, the whale flattens a key: ${JSON.stringify(linear)}`);
+  await page.locator('[data-testid="chart-log"]').check();
+  assert.equal(new URL(page.url()).searchParams.get('scale'), 'log');
+  const log = await heights(page);
+  for (const k of keys) assert.ok(log[k]! >= 10, `log: ${k} ${JSON.stringify(log)}`);
+  await page.locator('[data-testid="spend-chart"]').scrollIntoViewIfNeeded();
+  await screenshot(page, 'serve-chart-log');
+  // The axis labels are dollars, powers of ten only.
+  const labels = await page.evaluate(() => {
+    const u = (globalThis as unknown as { agentledgerChart: { plot(): { axes: { _values: (string | null)[] }[] } } }).agentledgerChart.plot();
+    return u.axes[1]!._values.filter((v) => v !== '' && v !== null);
+  });
+  assert.ok(labels.length >= 3 && labels.every((l) => /^\$(1|10|100)(\.0+)?[kMBT]?$|^\$0\.0*1$/.test(l!)), JSON.stringify(labels));
+  // A link keeps it: a page opened at ?scale=log draws the log scale.
+  const other = await openPage(browser, new URL('/?scale=log', base).href);
+  try {
+    await other.page
+      .waitForFunction(() => document.querySelector('[data-testid="last-refreshed"]')?.textContent?.startsWith('last refreshed') === true, undefined, { timeout: 30_000 })
+      .catch(async (err: Error) => assert.fail(`${err.message}; status: ${await other.page.locator('[data-testid="status-error"]').innerText()}; page: ${JSON.stringify(other.record)}`));
+    assert.equal(await other.page.locator('[data-testid="chart-log"]').isChecked(), true);
+    const again = await heights(other.page);
+    for (const k of keys) assert.ok(again[k]! >= 10, `opened at ?scale=log: ${k} ${JSON.stringify(again)}`);
+  } finally {
+    await other.close();
+  }
+  await page.locator('[data-testid="chart-log"]').uncheck();
+  assert.equal(new URL(page.url()).searchParams.get('scale'), null);
 });
 
 test('the model and loop name filters narrow the chart and the roots to exactly those calls', async () => {

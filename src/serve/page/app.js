@@ -105,6 +105,18 @@
     });
   }
 
+  // The chart's scale lives in the URL (?scale=log), so a link or a reload keeps it.
+  var logBox = document.querySelector('[data-testid="chart-log"]');
+  logBox.checked = new URLSearchParams(location.search).get('scale') === 'log';
+  window.agentledgerChart.setLogScale(logBox.checked);
+  logBox.addEventListener('change', function () {
+    var url = new URL(location.href);
+    if (logBox.checked) url.searchParams.set('scale', 'log');
+    else url.searchParams.delete('scale');
+    history.replaceState(null, '', url);
+    window.agentledgerChart.setLogScale(logBox.checked);
+  });
+
   document.querySelector('form.filters').addEventListener('change', function () {
     refresh();
   });

@@ -141,10 +141,10 @@
       textCol('state', 'state'),
       textCol('severity', 'severity'),
       textCol('rule', 'rule'),
-      textCol('subject', 'subject'),
+      textCol('subject', 'subject', t.ID),
       utcCol('fired (UTC)', 'firedAt', true),
       utcCol('resolved (UTC)', 'resolvedAt', true),
-      textCol('detail', 'detail', t.PAYLOAD),
+      textCol('detail', 'detail', t.DETAIL),
     ], shown, 'no alert');
   }
 
@@ -154,7 +154,7 @@
       return (f.source === 'all' || f.source === 'craze') && f.name === '' && (f.model === '' || s.models.indexOf(f.model) >= 0);
     });
     fill('sessions', [
-      textCol('session', 'sessionId'),
+      textCol('session', 'sessionId', t.ID),
       col('models', function (s) {
         return s.models.join(' ');
       }),

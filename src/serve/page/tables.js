@@ -75,7 +75,7 @@
         var v = c.cell(row);
         var td = el('td', { className: c.className || '' });
         if (v instanceof Node) td.appendChild(v);
-        else if (c.className === 'payload') td.appendChild(el('div', { className: 'clip', text: v === undefined || v === null ? '' : String(v) }));
+        else if (c.className === 'payload' || c.className === 'detail') td.appendChild(el('div', { className: 'clip', text: v === undefined || v === null ? '' : String(v) }));
         else td.textContent = v === undefined || v === null ? '' : String(v);
         return td;
       })));
@@ -89,10 +89,15 @@
     return pico === null || pico === undefined ? '' : money.formatUsd(pico);
   }
 
-  // A column's class: numbers right-aligned, hashes in monospace, payloads clipped.
+  // A column's class: numbers right-aligned, hashes in monospace, payloads
+  // clipped, prose details clipped but given the width, ids broken anywhere
+  // (a long LoopID cannot starve its neighbours), times on one line.
   var NUM = { className: 'num' };
   var HASH = { className: 'hash' };
   var PAYLOAD = { className: 'payload' };
+  var DETAIL = { className: 'detail' };
+  var ID = { className: 'id' };
+  var TIME = { className: 'time' };
 
   /** A column: its title, its cell of a row, and its class (NUM, HASH, PAYLOAD or none). */
   function col(title, cell, cls) {
@@ -124,11 +129,11 @@
   function utcCol(title, field, seconds) {
     return col(title, function (r) {
       return dom.utc(r[field], seconds);
-    });
+    }, TIME);
   }
 
   root.agentledgerTables = Object.freeze({
-    build: build, fill: fill, usd: usd, NUM: NUM, HASH: HASH, PAYLOAD: PAYLOAD,
+    build: build, fill: fill, usd: usd, NUM: NUM, HASH: HASH, PAYLOAD: PAYLOAD, DETAIL: DETAIL, ID: ID, TIME: TIME,
     col: col, textCol: textCol, countCol: countCol, usdCol: usdCol, utcCol: utcCol,
   });
 })(globalThis);
