@@ -50,19 +50,22 @@ echo "[demo] the costliest task trees (root loops with all their sub-agents):"
 cli spend --by root --source runtime | head -8
 echo "[demo] rolling up spend per hour, model, loop name and root (what \`agentledger worker\` does every 30 s):"
 cli rollups sweep
-echo "[demo] evaluating the alert rules for a few seconds (what \`agentledger worker\` does every 30 s; no webhook set: recorded only)."
+echo "[demo] evaluating the alert rules for a few seconds (what \`agentledger worker\` does every 30 s; no webhook set; pushed to the"
+echo "[demo] stack's Alertmanager at http://127.0.0.1:9193, whose example receivers send nothing anywhere)."
 echo "[demo] 500 loops are a small fleet: this run lowers four thresholds so every rule has something to say (2 convergence"
 echo "[demo] warnings instead of 3 or one counting 3 repeats instead of 5, 3 sub-agent outcomes per kind instead of 20, 10 min"
 echo "[demo] waiting on a human instead of 30):"
 # The demo loops that warn twice mostly finish Completed (converged after all), and the
 # others warn once, counting 1 to 4: without the lower count, one run in three raised no
 # convergence alert (test/unit/demo/alerts.test.ts).
-AGENTLEDGER_ALERT_SWEEP_MS=1000 AGENTLEDGER_ALERT_CONVERGENCE_MIN_WARNINGS=2 AGENTLEDGER_ALERT_CONVERGENCE_COUNT=3 AGENTLEDGER_ALERT_SUBAGENT_MIN_OUTCOMES=3 \
+AGENTLEDGER_ALERTMANAGER_URL="${AGENTLEDGER_ALERTMANAGER_URL:-http://127.0.0.1:9193}" \
+  AGENTLEDGER_ALERT_SWEEP_MS=1000 AGENTLEDGER_ALERT_CONVERGENCE_MIN_WARNINGS=2 AGENTLEDGER_ALERT_CONVERGENCE_COUNT=3 AGENTLEDGER_ALERT_SUBAGENT_MIN_OUTCOMES=3 \
   AGENTLEDGER_ALERT_HUMAN_WAIT_MS=600000 cli worker --stop-after-ms 8000
 echo "[demo] the alerts the demo traffic raised (all demo runs so far; \`agentledger alerts --state all\` for resolved ones too):"
 for rule in stuck_loop stalled_loop waiting_on_human convergence subagent_failure_rate chain_integrity; do
   echo "  $rule:"; cli alerts --rule "$rule" --limit 3
 done
+echo "[demo] the same alerts in Alertmanager: amtool alert query --alertmanager.url=http://127.0.0.1:9193 (or http://127.0.0.1:9193/)"
 page="http://127.0.0.1:${AGENTLEDGER_SERVE_PORT:-8080}/"
 echo "[demo] done. Query ClickHouse at http://127.0.0.1:8123 (agentledger/agentledger), database agentledger;"
 echo "[demo] stop the stack with: infra/stack.sh down"
