@@ -207,9 +207,12 @@ FROM (
         UNION ALL
         SELECT loop_id, seq, kafka_topic, kafka_partition, kafka_offset, verdict, '' AS detail, '' AS kind, toDateTime(0, 'UTC') AS time, '' AS time_text, '' AS hash, '' AS computed_hash, '' AS payload, '' AS evidence, toDateTime(0, 'UTC') AS ingested_at, '' AS kind_class, toInt64(0) AS cost_pico, '' AS model_name, (splitByChar('_', _part)[1], toUInt64(splitByChar('_', _part)[2])) AS stored_order
         FROM envelopes
-        PREWHERE loop_id IN (
-            SELECT loop_id
-            FROM chain_loops_changed )
+        PREWHERE (loop_id, seq, kafka_topic, kafka_partition, kafka_offset) IN (
+            SELECT loop_id, seq, kafka_topic, kafka_partition, kafka_offset
+            FROM envelopes
+            PREWHERE (verdict != 'ok') AND (loop_id IN (
+                    SELECT loop_id
+                    FROM chain_loops_changed )))
         WHERE verdict = 'ok') AS copies
     GROUP BY loop_id, seq, kafka_topic, kafka_partition, kafka_offset) AS kept
 WHERE chosen_verdict != 'ok';

@@ -92,9 +92,7 @@ if (LOOPS < 4 || CALLS < LOOPS || LOOPS > 100_000_000 || CALLS / LOOPS > 10_000)
 
 export const TARGET_MS = 1000;
 export const TARGET_RATIO = 0.8;
-/** The data ends here (exclusive), a fixed date so every run loads the same rows; reads are relative to it. */
-export const END_UNIX = Date.UTC(2026, 10, 1) / 1000;
-export const END = `toDateTime('2026-11-01 00:00:00', 'UTC')`;
+export { END, END_UNIX } from './window.js';
 export const TS = `${Date.now()}_${randomBytes(2).toString('hex')}`;
 export const DB = `bench_rollups_${TS}`;
 export const REDIS_PREFIX = `benchrollups${TS}`;
