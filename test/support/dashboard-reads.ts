@@ -75,17 +75,23 @@ export interface ReadCost {
 
 /**
  * What the queries of `application` cost, from system.query_log (flushed
- * first): logged only when they ran with log_queries=1. `admin` must be a
+ * first; type 2 is QueryFinish, a UInt8 on 18.16, an Enum8 since): logged
+ * only when they ran with log_queries=1. `admin` must be a
  * user that may flush the logs.
  */
 export async function readCost(admin: ClickHouseClient, application: string): Promise<ReadCost> {
-  await admin.command({ query: 'SYSTEM FLUSH LOGS' });
-  const rs = await admin.query({
-    query: `SELECT toString(max(memory_usage)) AS peak, toString(sum(query_duration_ms)) AS ms, toString(count()) AS n
-            FROM system.query_log
-            WHERE type = 'QueryFinish' AND event_date >= yesterday() AND position(http_user_agent, '${application.replace(/[^A-Za-z0-9_.-]/g, '')}') > 0`,
-    format: 'JSONEachRow',
-  });
-  const [row] = await rs.json<{ peak: string; ms: string; n: string }>();
-  return { peakBytes: Number(row?.peak ?? 0), ms: Number(row?.ms ?? 0), queries: Number(row?.n ?? 0) };
+  // A query that has just answered may reach the log after the flush: flushed again, a few times.
+  for (let attempt = 1; ; attempt++) {
+    await admin.command({ query: 'SYSTEM FLUSH LOGS' });
+    const rs = await admin.query({
+      query: `SELECT toString(max(memory_usage)) AS peak, toString(sum(query_duration_ms)) AS ms, toString(count()) AS n
+              FROM system.query_log
+              WHERE type = 2 AND event_date >= yesterday() AND position(http_user_agent, '${application.replace(/[^A-Za-z0-9_.-]/g, '')}') > 0`,
+      format: 'JSONEachRow',
+    });
+    const [row] = await rs.json<{ peak: string; ms: string; n: string }>();
+    const cost = { peakBytes: Number(row?.peak ?? 0), ms: Number(row?.ms ?? 0), queries: Number(row?.n ?? 0) };
+    if (cost.queries > 0 || attempt >= 5) return cost;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
 }
