@@ -42,6 +42,10 @@
  *    `agentledger ingest` over the same produce-demo traffic into the loaded
  *    database, alone and with a worker sweeping every --sweep-ms beside it
  *    (order: alone, with, with, alone), envelopes/s and their ratio against 0.8.
+ * M. Peak memory (issue 40 item 7, bench/rollups/memory.ts): every panel per
+ *    range and every page endpoint once under the profiles' max_memory_usage,
+ *    its peak from system.query_log: right after the load (no sweep yet, every
+ *    loop's chain read live) and right after the rebuild of 3. --no-memory skips it.
  * --no-views and --no-ingest skip 2 (and 3's view reads) and 7.
  * Then one table per step, and the throwaway database, topic, groups and Redis keys
  * are dropped (also on failure; --keep leaves the database).
@@ -65,6 +69,7 @@ import { API_REQUESTS, type ApiTiming, grafanaQueries, READONLY_PASSWORD, READON
 import { children, cli, migrationsDir, rows, settleMerges } from './rollups/helpers.js';
 import { chdbPython, type ChdbResult, exportRollupTables, runChdb, type TableCopy } from './rollups/chdb.js';
 import { ingestComparison, type IngestRun } from './rollups/ingest.js';
+import { measureMemory, memoryLimit, memoryTable, type MemoryRead } from './rollups/memory.js';
 
 interface Row {
   readonly view: string;
@@ -203,6 +208,12 @@ async function main(): Promise<number> {
     say(`fingerprint: ${fingerprint?.fingerprint}`);
     say(`rows: ${kinds.map((k) => `${k.kind_class}${k.verdict === 'ok' ? '' : ` (${k.verdict})`} ${Number(k.n).toLocaleString()}`).join(', ')}`);
 
+    // M. Peak memory of every panel and page endpoint before any sweep: no chain-flag mark, every loop read live.
+    const memory: { stage: string; reads: MemoryRead[] }[] = [];
+    const limitBytes = await memoryLimit(ch);
+    if (args['no-memory']) notes.push('--no-memory: the peak memory of the panels and page endpoints was not measured');
+    else memory.push({ stage: 'before any sweep (every loop read live)', reads: await measureMemory(config.clickhouse, ch, 'live', limitBytes, say) });
+
     // 2. Reads, 18.16: as the dashboard user when it may read this database, else as the test user with readonly=1.
     let readSettings: Record<string, string> = {};
     let readerNote: string;
@@ -263,6 +274,8 @@ async function main(): Promise<number> {
       if (r.code !== 0) throw new Error(`rollups rebuild failed (exit ${r.code}): ${r.err.slice(-2000)}`);
       rebuild = { seconds, line: r.out.trim() };
       say(`rollups rebuild: ${seconds.toFixed(1)} s: ${rebuild.line}`);
+      // M again, over the rebuilt rollups and chain flags (a rebuild is recorded as a sweep: its mark is stored).
+      if (!args['no-memory']) memory.push({ stage: 'after rollups rebuild', reads: await measureMemory(config.clickhouse, ch, 'rebuilt', limitBytes, say) });
       // One sweep by hand, timed: what a sweep costs over this database when nothing new was stored.
       const s0 = performance.now();
       const s = await cli(['rollups', 'sweep'], env()).done;
@@ -416,6 +429,7 @@ async function main(): Promise<number> {
         if (ts.length > 0) lines.push(`Grafana, ${engine}: ${ts.filter((t) => panelVerdict(t) === '< 1 s').length} of ${ts.length} panel queries under ${TARGET_MS} ms`);
       }
     }
+    for (const m of memory) lines.push('', ...memoryTable(m.stage, m.reads, limitBytes));
     if (rebuild) {
       lines.push(`rollups rebuild of ${DAYS} days (18.16): ${rebuild.seconds.toFixed(1)} s (${rebuild.line})`);
       lines.push(`a rollups sweep after it, no row ingested since: ${sweepSeconds?.toFixed(1)} s (${sweepLine})`);
@@ -434,7 +448,7 @@ async function main(): Promise<number> {
     for (const n of notes) lines.push(`note: ${n}`);
     lines.push(`whole run: ${((performance.now() - benchStarted) / 60_000).toFixed(1)} min`);
     lines.push(
-      `reproduce: npm run bench:rollups -- --calls ${CALLS} --loops ${LOOPS} --days ${DAYS}${CHDB_CALLS !== CALLS ? ` --chdb-calls ${CHDB_CALLS}` : ''}${(['no-chdb', 'no-rollups', 'no-views', 'no-serve', 'no-grafana', 'no-ingest'] as const).filter((o) => args[o]).map((o) => ` --${o}`).join('')} (local stack up; chdb from bash test/modern/run.sh)`,
+      `reproduce: npm run bench:rollups -- --calls ${CALLS} --loops ${LOOPS} --days ${DAYS}${CHDB_CALLS !== CALLS ? ` --chdb-calls ${CHDB_CALLS}` : ''}${(['no-chdb', 'no-rollups', 'no-views', 'no-serve', 'no-grafana', 'no-ingest', 'no-memory'] as const).filter((o) => args[o]).map((o) => ` --${o}`).join('')} (local stack up; chdb from bash test/modern/run.sh)`,
     );
     process.stdout.write(`${lines.join('\n')}\n`);
     return 0;

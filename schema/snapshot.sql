@@ -77,6 +77,22 @@ ENGINE = ReplacingMergeTree(version)
 ORDER BY mark
 SETTINGS index_granularity = 8192;
 
+CREATE VIEW chain_flagged_loops_changed (
+    loop_id String
+)
+AS SELECT DISTINCT loop_id
+FROM envelopes
+PREWHERE loop_id IN (
+    SELECT loop_id
+    FROM envelopes
+    PREWHERE verdict != 'ok'
+    UNION ALL
+    SELECT loop_id
+    FROM chain_flags )
+WHERE ingested_at >= toDateTime((
+        SELECT toUInt32(greatest(max(toInt64(toUInt32(seen_through)) - late_s), 0))
+        FROM chain_flag_marks FINAL ));
+
 CREATE TABLE chain_flags (
     loop_id String,
     version UInt64,
@@ -193,7 +209,7 @@ WHERE ((loop_id, version) IN (
             FROM chain_flags )
         GROUP BY loop_id)) AND (loop_id NOT IN (
         SELECT loop_id
-        FROM chain_loops_changed ))
+        FROM chain_flagged_loops_changed ))
 UNION ALL
 SELECT loop_id, seq, chosen_verdict AS verdict, chosen_detail AS detail, chosen_kind AS kind, chosen_time AS time, chosen_time_text AS time_text, chosen_hash AS carried_hash, chosen_computed AS expected_hash, chosen_payload AS payload, chosen_evidence AS evidence, kafka_topic, kafka_partition, kafka_offset, chosen_ingested AS ingested_at, chosen_class AS kind_class, chosen_cost AS cost_pico, chosen_model AS model_name
 FROM (
@@ -203,13 +219,16 @@ FROM (
         FROM envelopes
         PREWHERE (verdict != 'ok') AND (loop_id IN (
                 SELECT loop_id
-                FROM chain_loops_changed ))
+                FROM chain_flagged_loops_changed ))
         UNION ALL
         SELECT loop_id, seq, kafka_topic, kafka_partition, kafka_offset, verdict, '' AS detail, '' AS kind, toDateTime(0, 'UTC') AS time, '' AS time_text, '' AS hash, '' AS computed_hash, '' AS payload, '' AS evidence, toDateTime(0, 'UTC') AS ingested_at, '' AS kind_class, toInt64(0) AS cost_pico, '' AS model_name, (splitByChar('_', _part)[1], toUInt64(splitByChar('_', _part)[2])) AS stored_order
         FROM envelopes
-        PREWHERE loop_id IN (
-            SELECT loop_id
-            FROM chain_loops_changed )
+        PREWHERE (loop_id, seq, kafka_topic, kafka_partition, kafka_offset) IN (
+            SELECT loop_id, seq, kafka_topic, kafka_partition, kafka_offset
+            FROM envelopes
+            PREWHERE (verdict != 'ok') AND (loop_id IN (
+                    SELECT loop_id
+                    FROM chain_flagged_loops_changed )))
         WHERE verdict = 'ok') AS copies
     GROUP BY loop_id, seq, kafka_topic, kafka_partition, kafka_offset) AS kept
 WHERE chosen_verdict != 'ok';

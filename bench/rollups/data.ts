@@ -1,7 +1,7 @@
 /** The month of loop-runtime envelopes the bench generates inside ClickHouse (loadSql). */
 
 import { ENVELOPE_FACTS, SLOT_NAMES, slotSql, type FactName } from '../../src/rows/envelope-facts.js';
-import { END_UNIX } from './options.js';
+import { END_UNIX } from './window.js';
 
 /** The runtime's price table (src/demo/traffic/spend-plan.ts), in picodollars per token. */
 export const MODELS = [

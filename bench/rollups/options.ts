@@ -24,6 +24,7 @@ Options:
   --no-serve            skip timing the API endpoints of \`agentledger serve\` (4; the floor is timed anyway)
   --no-grafana          skip timing the Grafana panels' queries (5), on both engines
   --no-ingest           skip the ingest comparison (7)
+  --no-memory           skip the peak memory of every panel and page endpoint (M, before and after the rebuild)
   --runs N              timed runs per view after one warm-up (default 3)
   --ingest-loops N      produce-demo loops for the ingest comparison (default 4000)
   --ingest-envelopes N  envelopes per loop for it (default 50)
@@ -46,6 +47,7 @@ export const OPTIONS = {
   'no-serve': { type: 'boolean', default: false },
   'no-grafana': { type: 'boolean', default: false },
   'no-ingest': { type: 'boolean', default: false },
+  'no-memory': { type: 'boolean', default: false },
   runs: { type: 'string', default: '3' },
   'ingest-loops': { type: 'string', default: '4000' },
   'ingest-envelopes': { type: 'string', default: '50' },
@@ -92,9 +94,7 @@ if (LOOPS < 4 || CALLS < LOOPS || LOOPS > 100_000_000 || CALLS / LOOPS > 10_000)
 
 export const TARGET_MS = 1000;
 export const TARGET_RATIO = 0.8;
-/** The data ends here (exclusive), a fixed date so every run loads the same rows; reads are relative to it. */
-export const END_UNIX = Date.UTC(2026, 10, 1) / 1000;
-export const END = `toDateTime('2026-11-01 00:00:00', 'UTC')`;
+export { END, END_UNIX } from './window.js';
 export const TS = `${Date.now()}_${randomBytes(2).toString('hex')}`;
 export const DB = `bench_rollups_${TS}`;
 export const REDIS_PREFIX = `benchrollups${TS}`;
