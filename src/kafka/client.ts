@@ -183,11 +183,56 @@ export async function ensureTopics(
     const existing = new Set(await admin.listTopics());
     const missing = topics.filter((t) => !existing.has(t.topic));
     if (missing.length === 0) return;
-    await admin.createTopics({
-      waitForLeaders: true,
-      topics: missing.map((t) => ({ topic: t.topic, numPartitions: t.numPartitions ?? 4, configEntries: t.configEntries ?? [] })),
-    });
+    try {
+      await admin.createTopics({
+        waitForLeaders: true,
+        topics: missing.map((t) => ({ topic: t.topic, numPartitions: t.numPartitions ?? 4, configEntries: t.configEntries ?? [] })),
+      });
+    } catch (err) {
+      // KRaft: the controller created them, but the broker kafkajs asked
+      // for their leaders has not applied that yet, and kafkajs waits out
+      // only LEADER_NOT_AVAILABLE (seen in producers.test.ts on a loaded
+      // machine, the topics loaded on the broker a second later).
+      if (!notYetKnown(err)) throw err;
+    }
+    await untilLeaders(admin, missing.map((t) => t.topic));
   });
+}
+
+/** Metadata errors of a topic the broker asked does not know or lead yet. */
+const NOT_YET_KNOWN = new Set(['UNKNOWN_TOPIC_OR_PARTITION', 'LEADER_NOT_AVAILABLE']);
+
+function notYetKnown(err: unknown): boolean {
+  for (let e: unknown = err; e instanceof Error; e = e.cause) {
+    if (NOT_YET_KNOWN.has((e as { type?: string }).type ?? '')) return true;
+  }
+  return false;
+}
+
+/** How long ensureTopics waits for the brokers to know the leaders of topics it created. */
+export const TOPIC_LEADERS_WAIT_MS = 30_000;
+
+/**
+ * Resolves once the brokers' metadata names a leader for every partition of
+ * `topics`, asking every 100 ms; throws what the metadata last said after
+ * TOPIC_LEADERS_WAIT_MS.
+ */
+async function untilLeaders(admin: Admin, topics: readonly string[], waitMs = TOPIC_LEADERS_WAIT_MS): Promise<void> {
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    let why: string;
+    try {
+      const { topics: known } = await admin.fetchTopicMetadata({ topics: [...topics] });
+      const leaderless = known.filter((t) => t.partitions.length === 0 || t.partitions.some((p) => p.leader < 0)).map((t) => t.name);
+      if (leaderless.length === 0) return;
+      why = `no leader yet for ${leaderless.join(', ')}`;
+    } catch (err) {
+      if (!notYetKnown(err)) throw err;
+      why = failureMessage(err);
+    }
+    if (Date.now() >= deadline) throw new Error(`the created topics have no leaders after ${waitMs} ms: ${why}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 }
 
 /** Topic config for topics agentledger creates: room for large records and their dead letters. */

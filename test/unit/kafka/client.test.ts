@@ -118,3 +118,48 @@ test('ensureTopics against a closed port fails with that one line, in seconds', 
   });
   assert.deepEqual(lines, [], 'the startup client logs nothing at info');
 });
+
+/** A kafkajs-like Kafka whose admin creates topics the broker then answers for as `metadata` says, call by call. */
+function fakeKafka(create: () => Promise<void>, metadata: (() => unknown)[]): { kafka: Parameters<typeof ensureTopics>[0]; asked: () => number } {
+  let asked = 0;
+  const admin = {
+    connect: () => Promise.resolve(),
+    disconnect: () => Promise.resolve(),
+    listTopics: () => Promise.resolve([]),
+    createTopics: create,
+    fetchTopicMetadata: () => {
+      const answer = metadata[Math.min(asked++, metadata.length - 1)]!;
+      return Promise.resolve().then(answer);
+    },
+  };
+  return { kafka: { admin: () => admin } as unknown as Parameters<typeof ensureTopics>[0], asked: () => asked };
+}
+
+const unknownTopic = (): Error => Object.assign(new Error('This server does not host this topic-partition'), { type: 'UNKNOWN_TOPIC_OR_PARTITION', retriable: true });
+const withLeader = (leader: number) => (): unknown => ({ topics: [{ name: 't', partitions: [{ partitionId: 0, leader }] }] });
+
+test('ensureTopics: topics the controller created but the broker asked does not know yet are waited for until each partition has a leader', async () => {
+  const { kafka, asked } = fakeKafka(
+    () => Promise.reject(unknownTopic()),
+    [
+      () => {
+        throw unknownTopic();
+      },
+      withLeader(-1),
+      withLeader(1),
+    ],
+  );
+  await ensureTopics(kafka, [{ topic: 't' }]);
+  assert.equal(asked(), 3, 'asked until the leader was named');
+});
+
+test('ensureTopics: any other failure of the creation is the one-line error, without waiting for leaders', async () => {
+  const refused = Object.assign(new Error('Not authorized to access topics'), { type: 'TOPIC_AUTHORIZATION_FAILED' });
+  const { kafka, asked } = fakeKafka(() => Promise.reject(refused), [withLeader(1)]);
+  await assert.rejects(ensureTopics(kafka, [{ topic: 't' }]), (err: unknown) => {
+    assert.ok(err instanceof KafkaUnavailableError);
+    assert.match(err.message, /^Kafka at the configured brokers: creating topic\(s\) t failed \(Not authorized to access topics\)/);
+    return true;
+  });
+  assert.equal(asked(), 0);
+});
