@@ -238,8 +238,7 @@ export function createServeServer(options: ServeOptions): Server {
 
   return createServer((req, res) => {
     const started = Date.now();
-    const clock = process.hrtime.bigint();
-    if (observe) res.once('finish', () => observe(endpointOf(req.url), res.statusCode, Number(process.hrtime.bigint() - clock) / 1e9));
+    if (observe) res.once('finish', () => observe(endpointOf(req.url), res.statusCode, (Date.now() - started) / 1000));
     handle(req, res)
       .catch((err: unknown) => {
         if (err instanceof RequestError) {
