@@ -1,4 +1,5 @@
 /** `agentledger ingest`: batches, in-memory caches, the stall watchdog, envelope decoding. */
+import { availableParallelism } from 'node:os';
 import { z } from 'zod';
 import { flag, msOrOff, positiveInt, service, setting } from './setting.js';
 
@@ -48,6 +49,15 @@ export const ingest = service({
        group once with a fresh client, within the process. \`0\` turns it off;
        else from 1000 to 86400000.`,
     ),
+    AGENTLEDGER_JUDGE_THREADS: setting(
+      positiveInt(64).default(Math.min(4, availableParallelism())),
+      `Worker threads that judge records (decode, verify, account, encode rows) in
+       \`ingest\`; default: the cores available, at most 4. Each thread owns the
+       loops (craze sessions) whose Kafka key hashes to it, so a loop's records
+       are judged in order by one thread, against its own chain state; the main
+       thread keeps the Kafka client, the flush and the commits. \`1\` judges in
+       the main thread, with no worker. At most 64.`,
+    ),
     AGENTLEDGER_SEQ_ENCODING: setting(
       z.enum(['binary', 'decimal']).default('binary'),
       'How the loop runtime hashed Seq: `binary` (8 bytes big-endian) or `decimal` (ASCII digits), for producers that hashed it as text.',
@@ -61,6 +71,8 @@ export const ingest = service({
     batch: { maxRows: e.AGENTLEDGER_BATCH_MAX_ROWS, maxWaitMs: e.AGENTLEDGER_BATCH_MAX_WAIT_MS, maxBytes: e.AGENTLEDGER_BATCH_MAX_BYTES, overlap: e.AGENTLEDGER_BATCH_OVERLAP },
     /** AGENTLEDGER_INGEST_STALL_EXIT_MS (0: off). */
     stallExitMs: e.AGENTLEDGER_INGEST_STALL_EXIT_MS,
+    /** AGENTLEDGER_JUDGE_THREADS (1: no worker thread). */
+    judgeThreads: e.AGENTLEDGER_JUDGE_THREADS,
     envelopes: { seqEncoding: e.AGENTLEDGER_SEQ_ENCODING, maxPayloadBytes: e.AGENTLEDGER_MAX_PAYLOAD_BYTES },
     /** In-memory caches of durable per-loop and per-session state (entries). */
     caches: { headEntries: e.AGENTLEDGER_HEAD_CACHE_ENTRIES, crazeSessions: e.AGENTLEDGER_CRAZE_CACHE_ENTRIES },

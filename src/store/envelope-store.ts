@@ -14,7 +14,7 @@ import { partitionProgress } from './progress.js';
 import { queryRows, querySql } from './queries.js';
 
 /** Verdicts of rows that move a loop's chain forward (as in envelope_heads.sql). */
-const HEAD_VERDICTS = new Set(['ok', 'mismatch', 'gap', 'time_regression']);
+export const HEAD_VERDICTS: ReadonlySet<string> = new Set(['ok', 'mismatch', 'gap', 'time_regression']);
 
 
 export class EnvelopeStore {
