@@ -70,6 +70,7 @@ export type JudgeReply =
  * loop_heads takes (envelope-store.ts derive).
  */
 export function carriedFields(stream: string): { carried: readonly string[]; head: readonly string[] } {
+  // The head fields in this order: threaded.ts sets them by position.
   if (stream === 'envelopes') return { carried: ['loop_id', 'seq', 'kind_class', 'verdict'], head: ['hash', 'computed_hash', 'time_text'] };
   return { carried: ['verdict', 'subagent_change'], head: [] };
 }

@@ -30,7 +30,7 @@ import { Worker } from 'node:worker_threads';
 import type { ClickHouseSettings } from '../clickhouse/client.js';
 import { ContentError, FatalError, TransientError, type FailureKind } from '../errors/errors.js';
 import { processIsolating, type IsolateDeps } from '../ingest/isolate.js';
-import { asEncoded } from '../rows/encoded.js';
+import { EncodedRow } from '../rows/encoded.js';
 import type { KafkaColumns } from '../rows/rows.js';
 import { NO_CACHE_OBSERVER, type CacheObserver } from './cache-observer.js';
 import { PendingLayers } from './pending-layers.js';
@@ -214,19 +214,26 @@ export class ThreadedStream<Row extends KafkaColumns> implements Stream<Row> {
   private outcome(records: readonly SourceRecord[], reply: Extract<JudgeReply, { type: 'judged' }>): StreamBatch<KafkaColumns> {
     const block = Buffer.from(reply.block);
     const fields = carriedFields(this.name);
-    const rows: KafkaColumns[] = [];
+    const column = <T>(name: string): readonly T[] | undefined => reply.carried[fields.carried.indexOf(name)] as readonly T[] | undefined;
+    const verdicts = column<string>('verdict')!;
+    const [loopIds, seqs, kindClasses, changes] = [column<string>('loop_id'), column<number>('seq'), column<string>('kind_class'), column<string>('subagent_change')];
+    const rows: EncodedRow[] = [];
     let start = 0;
     for (let i = 0; i < reply.ends.length; i++) {
       const record = records[reply.record[i]!]!;
-      const row: Record<string, unknown> = { kafka_topic: record.topic, kafka_partition: record.partition, kafka_offset: record.offset, ingested_at: '' };
-      fields.carried.forEach((f, j) => (row[f] = reply.carried[j]![i]));
       const end = reply.ends[i]!;
-      rows.push(asEncoded(row as unknown as KafkaColumns, { block, start, end }));
+      rows.push(new EncodedRow(block, start, end, record.topic, record.partition, record.offset, verdicts[i]!, loopIds?.[i], seqs?.[i], kindClasses?.[i], changes?.[i]));
       start = end;
     }
-    for (const [i, values] of reply.heads) fields.head.forEach((f, j) => ((rows[i] as unknown as Record<string, unknown>)[f] = values[j]));
+    for (const [i, [hash, computedHash, timeText]] of reply.heads) {
+      const row = rows[i]!;
+      row.hash = hash as string;
+      row.computed_hash = computedHash as string;
+      row.time_text = timeText as string;
+    }
     const deadLetters: DeadLetter[] = reply.deadLetters.map(([i, reason]) => ({ record: records[i]!, reason }));
-    return { rows, deadLetters, verdicts: new Map(reply.verdicts) };
+    // A handle is a row to the driver: every field it reads of one is there (rows/encoded.ts).
+    return { rows: rows, deadLetters, verdicts: new Map(reply.verdicts) };
   }
 
   private break(message: string): Error {

@@ -163,10 +163,10 @@ export function* tsvChunks<Row>(rows: readonly Row[], columns: Columns<Row>, row
   for (const row of rows) {
     const encoded = encodedOf(row as object);
     if (encoded !== undefined) {
-      // A worker thread's row: every column but the last is written already.
+      // A worker thread's row: every column but the last, ingested_at, is written already.
       writer.raw(encoded.block, encoded.start, encoded.end);
       writer.byte(TAB);
-      writer.field(row[columns[last]!]);
+      writer.field(encoded.ingested_at);
       writer.byte(NEWLINE);
       if (++inChunk === rowsPerChunk) {
         yield* writer.take();

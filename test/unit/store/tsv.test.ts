@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { asEncoded } from '../../../src/rows/encoded.js';
+import { EncodedRow } from '../../../src/rows/encoded.js';
 import { tsvChunks, tsvEncodedRows, tsvField, type Columns } from '../../../src/store/tsv.js';
 
 interface Row {
@@ -87,9 +87,10 @@ test("a worker thread's encoded rows, stamped by the flush, give the bytes of th
       // Handles as the driver holds them: only the last column (the stamp) as a field, the rest as bytes.
       let start = 0;
       const handles = rows.map((_, i) => {
-        const h = asEncoded({ c: stamp } as unknown as Row, { block, start, end: ends[i]! });
+        const h = new EncodedRow(block, start, ends[i]!, 't', 0, String(i), 'ok', undefined, undefined, undefined, undefined);
+        h.ingested_at = stamp;
         start = ends[i]!;
-        return h;
+        return h as unknown as Row;
       });
       const stamped = rows.map((r) => ({ ...r, c: stamp }));
       assert.deepEqual(Buffer.concat([...tsvChunks(handles, COLUMNS, perChunk)]), body(stamped));
