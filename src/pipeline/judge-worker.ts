@@ -52,6 +52,12 @@ port.on('message', (request: JudgeRequest) => {
 async function handle(request: JudgeRequest): Promise<void> {
   const { stream, columns } = await opened;
   switch (request.type) {
+    case 'start':
+      // Sealed as often as the others (buffer numbers are every thread's
+      // same), each buffer before durable: nothing of them is this thread's.
+      for (let n = 0; n < request.number; n++) stream.seal();
+      if (request.number > 0) stream.durable(request.number - 1);
+      return;
     case 'seal':
       stream.seal();
       return;

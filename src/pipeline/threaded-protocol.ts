@@ -32,6 +32,8 @@ export interface PackedRecords {
 
 export type JudgeRequest =
   | { readonly type: 'judge'; readonly id: number; readonly records: PackedRecords }
+  /** A thread started late: the buffer number the others are at (every one before durable). */
+  | { readonly type: 'start'; readonly number: number }
   | { readonly type: 'seal' }
   | { readonly type: 'durable'; readonly upTo: number | null }
   | { readonly type: 'reset' };

@@ -124,7 +124,7 @@ export class ThreadedStream<Row extends KafkaColumns> implements Stream<Row> {
   readonly name: string;
   readonly topic: string;
   readonly store: Stream<Row>['store'];
-  private readonly threads: JudgeThread[];
+  private readonly threads: (JudgeThread | undefined)[];
   /** The buffer numbers every thread's state gives (they all seal and reset at the same calls). */
   private readonly numbers = new PendingLayers<null>(() => null);
   /** Parts judged of a batch whose other parts failed, per thread: handed back when the same records come again. */
@@ -144,7 +144,22 @@ export class ThreadedStream<Row extends KafkaColumns> implements Stream<Row> {
     this.store = local.store;
     this.observer = options.observer ?? NO_CACHE_OBSERVER;
     this.entries = new Array<number>(options.threads).fill(0);
-    this.threads = Array.from({ length: options.threads }, (_, i) => new JudgeThread({ spec: options.spec, clickhouse: options.clickhouse }, (reply) => this.counted(i, reply)));
+    this.threads = new Array<JudgeThread | undefined>(options.threads).fill(undefined);
+  }
+
+  /**
+   * Thread `i`, started on its first part (a topic that carries nothing
+   * costs no thread: loading the code takes a thread about a second of
+   * CPU). It starts at the buffer number the others are at, every buffer
+   * before durable, as if it had sealed with them.
+   */
+  private thread(i: number): JudgeThread {
+    let t = this.threads[i];
+    if (t === undefined) {
+      t = this.threads[i] = new JudgeThread({ spec: this.options.spec, clickhouse: this.options.clickhouse }, (reply) => this.counted(i, reply));
+      t.post({ type: 'start', number: this.numbers.number });
+    }
+    return t;
   }
 
   private counted(thread: number, reply: JudgeReply): void {
@@ -190,7 +205,7 @@ export class ThreadedStream<Row extends KafkaColumns> implements Stream<Row> {
 
   /** A part through its thread, a record ClickHouse refuses a query for isolated as in one thread. */
   private judgePart(i: number, part: readonly SourceRecord[]): Promise<StreamBatch<KafkaColumns>> {
-    const thread = this.threads[i]!;
+    const thread = this.thread(i);
     let judgedSome = false;
     const partStream = {
       topic: this.topic,
@@ -248,24 +263,24 @@ export class ThreadedStream<Row extends KafkaColumns> implements Stream<Row> {
   seal(): number {
     // Parts kept for a retry belong to the buffer being judged: sealing now would hand them to the next one.
     if (this.kept.size > 0) this.break('a buffer was sealed while judged parts waited for their batch');
-    for (const t of this.threads) t.post({ type: 'seal' });
+    for (const t of this.threads) t?.post({ type: 'seal' });
     return this.numbers.seal();
   }
 
   durable(upTo?: number): void {
-    for (const t of this.threads) t.post({ type: 'durable', upTo: upTo ?? null });
+    for (const t of this.threads) t?.post({ type: 'durable', upTo: upTo ?? null });
   }
 
   reset(): void {
     // What was kept was judged for the buffer a reset drops.
     this.kept = new Map();
-    for (const t of this.threads) t.post({ type: 'reset' });
+    for (const t of this.threads) t?.post({ type: 'reset' });
     this.numbers.reset();
   }
 
   /** Stops the threads. */
   async close(): Promise<void> {
-    await Promise.all(this.threads.map((t) => t.stop()));
+    await Promise.all(this.threads.flatMap((t) => (t === undefined ? [] : [t.stop()])));
   }
 }
 
