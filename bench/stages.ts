@@ -1,0 +1,360 @@
+/**
+ * The per-stage CPU budget of bench/e2e.sh (docs/benchmarks.md, "Where the
+ * CPU goes"): which stage a V8 CPU profile sample belongs to, which kind of
+ * work a ClickHouse query is, and the arithmetic that turns both into µs per
+ * envelope. Pure: no files, no network; bench/e2e-stages.ts reads the
+ * profiles and the logs and hands them here.
+ *
+ * The mapping lives here and nowhere else, so a stage moved to another
+ * folder is one edit, proven by test/unit/bench/stages.test.ts.
+ */
+
+/** The stages of the ingest process, in the order an envelope meets them. */
+export const STAGES = ['kafka', 'decode', 'verify', 'account', 'encode', 'insert', 'gc', 'core', 'rest'] as const;
+export type Stage = (typeof STAGES)[number];
+
+export const STAGE_LABEL: Record<Stage, string> = {
+  kafka: 'Kafka fetch + record decoding',
+  decode: 'decode',
+  verify: 'verify',
+  account: 'account',
+  encode: 'row encoding',
+  insert: 'insert I/O',
+  gc: 'GC',
+  core: 'pipeline/ingest core',
+  rest: 'the rest',
+};
+
+/**
+ * What one frame says about whose work a sample is:
+ * - owner: the frame's own code is the stage's (a decode function's self
+ *   time is decode's, and so is that of a JSON.parse it calls);
+ * - helper: shared code (natives, Buffer, zod, node's internals) whose time
+ *   belongs to the nearest owner above it; `fallback` names the stage when
+ *   no owner is above it at all (a socket callback straight from the event
+ *   loop). 'net' is node's socket and stream internals, used by both kafkajs
+ *   and the ClickHouse client: resolved by what the callback leads to.
+ */
+export type FrameRole =
+  | { readonly role: 'owner'; readonly stage: Stage }
+  | { readonly role: 'helper'; readonly fallback?: Stage | 'net' }
+  | { readonly role: 'idle' };
+
+export interface CallFrame {
+  readonly functionName: string;
+  readonly url: string;
+}
+
+/** Owner rules, first match wins: a project file is matched on its path below src/, a package on its name. */
+const OWNERS: readonly { readonly stage: Stage; readonly url: RegExp }[] = [
+  { stage: 'kafka', url: /\/node_modules\/kafkajs\// },
+  { stage: 'insert', url: /\/node_modules\/@clickhouse\// },
+  { stage: 'decode', url: /\/src\/decode\// },
+  { stage: 'verify', url: /\/src\/verify\// },
+  { stage: 'account', url: /\/src\/account\/|\/src\/rows\/envelope-facts\.[jt]s$/ },
+  // The insert bodies: TabSeparated today, RowBinary (rowbinary.ts, insert-format.ts) being added.
+  { stage: 'encode', url: /\/src\/store\/(tsv|rowbinary|insert-format|columns)\.[jt]s$/ },
+  // The rest of the sink: the stores' calls, the typed client wrapper.
+  { stage: 'insert', url: /\/src\/(store|clickhouse)\// },
+  // Kafka's adapter (codecs, the checked producer of dead letters).
+  { stage: 'kafka', url: /\/src\/kafka\// },
+  { stage: 'core', url: /\/src\/(pipeline|ingest)\// },
+];
+
+/** Helpers whose time, when no owner is above them, still has an obvious owner. */
+const FALLBACKS: readonly { readonly fallback: Stage | 'net'; readonly url: RegExp }[] = [
+  { fallback: 'verify', url: /^node:(internal\/)?crypto/ },
+  { fallback: 'insert', url: /^node:(_http_|http$|https$|internal\/http)/ },
+  { fallback: 'net', url: /^node:(net$|stream$|_stream_|internal\/(net|stream_base_commons|streams\/|tls|js_stream_socket))/ },
+];
+
+export function frameRole(frame: CallFrame): FrameRole {
+  switch (frame.functionName) {
+    case '(idle)':
+      return { role: 'idle' };
+    case '(garbage collector)':
+      return { role: 'owner', stage: 'gc' };
+    // V8 outside any JavaScript (compilation, the embedder) and the tree's root: nobody's stage.
+    case '(program)':
+    case '(root)':
+      return { role: 'owner', stage: 'rest' };
+  }
+  const url = frame.url;
+  // A package's own src/ folder (kafkajs/src/…) is the package's, never the project's.
+  const inPackage = url.includes('/node_modules/');
+  for (const o of OWNERS) {
+    if (o.url.test(url) && (inPackage === o.url.source.includes('node_modules'))) return { role: 'owner', stage: o.stage };
+  }
+  for (const f of FALLBACKS) if (f.url.test(url)) return { role: 'helper', fallback: f.fallback };
+  return { role: 'helper' };
+}
+
+// ---------------------------------------------------------------- profiles
+
+/** The parts of a V8 .cpuprofile (node --cpu-prof) read here. */
+export interface CpuProfile {
+  readonly nodes: readonly {
+    readonly id: number;
+    readonly callFrame: CallFrame;
+    readonly hitCount?: number;
+    readonly children?: readonly number[];
+  }[];
+  readonly startTime: number;
+  readonly endTime: number;
+  readonly samples?: readonly number[];
+  readonly timeDeltas?: readonly number[];
+}
+
+export type StageMicros = Record<Stage, number>;
+export const zeroStages = (): StageMicros => Object.fromEntries(STAGES.map((s) => [s, 0])) as StageMicros;
+
+export interface ProfileSplit {
+  /** Sampled µs per stage (not yet scaled to measured CPU). */
+  readonly stages: StageMicros;
+  /** Sampled µs of "(idle)": the thread waited; not CPU. */
+  readonly idleMicros: number;
+  /** Sampled µs of all stages: what the thread spent on the CPU, as the profiler saw it. */
+  readonly busyMicros: number;
+}
+
+/** µs of self time per node: each sample lasts until the next one (the last until endTime), as DevTools counts. */
+function selfMicros(p: CpuProfile): Map<number, number> {
+  const self = new Map<number, number>();
+  const samples = p.samples ?? [];
+  const deltas = p.timeDeltas ?? [];
+  if (samples.length > 0 && deltas.length === samples.length) {
+    let t = p.startTime;
+    const at = deltas.map((d) => (t += d));
+    for (let i = 0; i < samples.length; i++) {
+      const next = i + 1 < samples.length ? at[i + 1]! : p.endTime;
+      self.set(samples[i]!, (self.get(samples[i]!) ?? 0) + Math.max(0, next - at[i]!));
+    }
+    return self;
+  }
+  // No sample list: spread the profile's length over the hit counts.
+  const hits = p.nodes.reduce((s, n) => s + (n.hitCount ?? 0), 0);
+  for (const n of p.nodes) if (n.hitCount) self.set(n.id, ((p.endTime - p.startTime) * n.hitCount) / hits);
+  return self;
+}
+
+/** Splits one thread's profile into stages (module comment; FrameRole). */
+export function splitProfile(p: CpuProfile): ProfileSplit {
+  const byId = new Map(p.nodes.map((n) => [n.id, n]));
+  const parent = new Map<number, number>();
+  for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const role = new Map(p.nodes.map((n) => [n.id, frameRole(n.callFrame)]));
+
+  // Which package a node's subtree reaches: settles a socket callback's owner.
+  const reaches = new Map<number, { kafka: boolean; insert: boolean }>();
+  const reach = (id: number): { kafka: boolean; insert: boolean } => {
+    // Iterative post-order: profiles nest deeper than the call stack allows.
+    const stack: [number, boolean][] = [[id, false]];
+    while (stack.length > 0) {
+      const [cur, expanded] = stack.pop()!;
+      if (reaches.has(cur)) continue;
+      const node = byId.get(cur)!;
+      const children = node.children ?? [];
+      if (!expanded) {
+        stack.push([cur, true]);
+        for (const c of children) if (!reaches.has(c)) stack.push([c, false]);
+        continue;
+      }
+      const r = role.get(cur)!;
+      const own = { kafka: r.role === 'owner' && r.stage === 'kafka', insert: r.role === 'owner' && r.stage === 'insert' };
+      if (r.role === 'helper' && r.fallback === 'insert') own.insert = true;
+      for (const c of children) {
+        const rc = reaches.get(c)!;
+        own.kafka ||= rc.kafka;
+        own.insert ||= rc.insert;
+      }
+      reaches.set(cur, own);
+    }
+    return reaches.get(id)!;
+  };
+
+  const stageOf = (id: number): Stage | 'idle' => {
+    let fallback: Stage | 'net' | undefined;
+    let outermostNet: number | undefined;
+    for (let cur: number | undefined = id; cur !== undefined; cur = parent.get(cur)) {
+      const r = role.get(cur)!;
+      if (r.role === 'idle') return 'idle';
+      if (r.role === 'owner') {
+        // The root is an owner only of its own self time, not of what runs below it.
+        if (cur !== id && byId.get(cur)!.callFrame.functionName === '(root)') break;
+        return r.stage;
+      }
+      if (r.fallback !== undefined) {
+        fallback ??= r.fallback;
+        if (r.fallback === 'net') outermostNet = cur;
+      }
+    }
+    if (fallback === 'net') {
+      const r = reach(outermostNet!);
+      return r.kafka && !r.insert ? 'kafka' : 'insert';
+    }
+    return fallback ?? 'rest';
+  };
+
+  const stages = zeroStages();
+  let idleMicros = 0;
+  for (const [id, us] of selfMicros(p)) {
+    const s = stageOf(id);
+    if (s === 'idle') idleMicros += us;
+    else stages[s] += us;
+  }
+  return { stages, idleMicros, busyMicros: STAGES.reduce((sum, s) => sum + stages[s], 0) };
+}
+
+/** A thread's profile file as node names it: CPU.<date>.<time>.<pid>.<thread id>.<seq>.cpuprofile (0 is the main thread). */
+export function threadOfProfile(file: string): { pid: number; thread: number } | undefined {
+  const m = /^CPU\.\d+\.\d+\.(\d+)\.(\d+)\.\d+\.cpuprofile$/.exec(file.split('/').pop() ?? '');
+  return m ? { pid: Number(m[1]), thread: Number(m[2]) } : undefined;
+}
+
+export interface ThreadBudget {
+  readonly file: string;
+  /** 0: the main thread; else a worker thread's id. */
+  readonly thread: number;
+  /** µs per envelope, scaled like the stages. */
+  readonly usPerEnvelope: number;
+  readonly stages: StageMicros;
+}
+
+export interface ProcessBudget {
+  /** µs per envelope per stage, summing to the process's measured CPU per envelope. */
+  readonly stages: StageMicros;
+  readonly totalUsPerEnvelope: number;
+  readonly threads: readonly ThreadBudget[];
+  /** Sampled busy time over measured CPU: below 1 where threads without a profile (GC helpers, libuv's pool) ran. */
+  readonly sampledShare: number;
+}
+
+/**
+ * The profiles' shares scaled to what the process measurably used: the
+ * profiler sees JavaScript threads only, so each stage's share of the
+ * sampled busy time is applied to the measured CPU, and the table sums to
+ * the process's own total.
+ */
+export function processBudget(profiles: readonly { file: string; split: ProfileSplit }[], processCpuSeconds: number, envelopes: number): ProcessBudget {
+  const sampled = profiles.reduce((s, p) => s + p.split.busyMicros, 0);
+  const scale = sampled > 0 ? (processCpuSeconds * 1e6) / sampled / envelopes : 0;
+  const scaled = (m: StageMicros): StageMicros => Object.fromEntries(STAGES.map((s) => [s, m[s] * scale])) as StageMicros;
+  const sum = zeroStages();
+  for (const p of profiles) for (const s of STAGES) sum[s] += p.split.stages[s];
+  return {
+    stages: scaled(sum),
+    totalUsPerEnvelope: (processCpuSeconds * 1e6) / envelopes,
+    threads: profiles.map((p) => ({ file: p.file, thread: threadOfProfile(p.file)?.thread ?? 0, usPerEnvelope: p.split.busyMicros * scale, stages: scaled(p.split.stages) })),
+    sampledShare: processCpuSeconds > 0 ? sampled / (processCpuSeconds * 1e6) : 0,
+  };
+}
+
+// ---------------------------------------------------------------- ClickHouse
+
+/** ClickHouse's work for the ingest, by kind. */
+export const QUERY_KINDS = ['envelopesInsert', 'derivedWrites', 'headsReadBack', 'versionsReadBack', 'progressReadBack', 'otherQueries'] as const;
+export type QueryKind = (typeof QUERY_KINDS)[number];
+
+export const QUERY_KIND_LABEL: Record<QueryKind, string> = {
+  envelopesInsert: 'insert into envelopes (parse + write)',
+  derivedWrites: 'loop_heads + other derived writes',
+  headsReadBack: 'read-back: heads (loop_heads)',
+  versionsReadBack: 'read-back: versions (envelopes)',
+  progressReadBack: 'read-back: progress and checks',
+  otherQueries: 'other queries (migrations, pings)',
+};
+
+/**
+ * A logged query's kind from its text (the ingest names only its inserts'
+ * query_id; its reads are the rendered src/store/queries/*.sql).
+ */
+export function queryKind(sent: string): QueryKind {
+  // The query files' header comments reach the server too, and name other tables.
+  const text = sent.replace(/\/\*[\s\S]*?\*\//g, ' ').replace(/--[^\n]*/g, ' ');
+  if (/^\s*INSERT\s+INTO\s+[`"]?(\w+\.)?envelopes[`"]?[\s(]/i.test(text)) return 'envelopesInsert';
+  // loop_heads (JSONEachRow from the store, or loop_heads_rederive.sql's INSERT … SELECT), and any other table's insert.
+  if (/^\s*INSERT\s+INTO/i.test(text)) return 'derivedWrites';
+  // envelope_versions.sql
+  if (/\(\s*loop_id\s*,\s*seq\s*\)\s+IN\b/i.test(text)) return 'versionsReadBack';
+  // envelope_heads.sql (loop_heads_lost.sql reads envelopes as well: a check, below)
+  if (/\bFROM\s+loop_heads\b/i.test(text) && !/\bFROM\s+envelopes\b/i.test(text)) return 'headsReadBack';
+  // envelope_progress.sql, loop_heads_lost.sql, the writer's landed check: all read offsets.
+  if (/\bkafka_offset\b/i.test(text)) return 'progressReadBack';
+  return 'otherQueries';
+}
+
+/** One finished query of system.query_log: its text and its threads' CPU µs (ProfileEvents). */
+export interface LoggedQuery {
+  readonly query: string;
+  readonly userUs: number;
+  readonly systemUs: number;
+  /** OSCPUVirtualTimeMicroseconds: the fallback where user/system time is not counted. */
+  readonly osCpuUs: number;
+}
+
+/** The query's CPU: user + system time where the server counts them, else the OS virtual CPU time. */
+export const queryCpuUs = (q: LoggedQuery): number => (q.userUs + q.systemUs > 0 ? q.userUs + q.systemUs : q.osCpuUs);
+
+export interface ServerBudget {
+  /** µs per stored row per kind, plus merges: the server's CPU not inside any of the ingest's queries. */
+  readonly kinds: Record<QueryKind | 'merges', number>;
+  readonly queries: Record<QueryKind, number>;
+  readonly totalUsPerRow: number | null;
+  /** Which counter gave the queries' CPU. */
+  readonly counter: 'UserTimeMicroseconds+SystemTimeMicroseconds' | 'OSCPUVirtualTimeMicroseconds' | 'mixed' | 'none';
+}
+
+export function serverBudget(queries: readonly LoggedQuery[], serverCpuSeconds: number | null, rows: number): ServerBudget {
+  const kinds = Object.fromEntries([...QUERY_KINDS, 'merges'].map((k) => [k, 0])) as Record<QueryKind | 'merges', number>;
+  const counts = Object.fromEntries(QUERY_KINDS.map((k) => [k, 0])) as Record<QueryKind, number>;
+  let inQueries = 0;
+  let byTimes = 0;
+  let byOs = 0;
+  for (const q of queries) {
+    const k = queryKind(q.query);
+    const us = queryCpuUs(q);
+    kinds[k] += us / rows;
+    counts[k] += 1;
+    inQueries += us;
+    if (q.userUs + q.systemUs > 0) byTimes++;
+    else if (q.osCpuUs > 0) byOs++;
+  }
+  // Merges and every other background job (and whatever else ran on the server meanwhile): the server's CPU minus its queries'.
+  if (serverCpuSeconds !== null) kinds.merges = Math.max(0, serverCpuSeconds * 1e6 - inQueries) / rows;
+  return {
+    kinds,
+    queries: counts,
+    totalUsPerRow: serverCpuSeconds === null ? null : (serverCpuSeconds * 1e6) / rows,
+    counter: byTimes > 0 && byOs > 0 ? 'mixed' : byTimes > 0 ? 'UserTimeMicroseconds+SystemTimeMicroseconds' : byOs > 0 ? 'OSCPUVirtualTimeMicroseconds' : 'none',
+  };
+}
+
+// ---------------------------------------------------------------- the machine
+
+/** The first line of /proc/stat, in clock ticks. */
+export interface CpuTicks {
+  readonly busy: number;
+  readonly idle: number;
+}
+
+/** `cpu  user nice system idle iowait irq softirq steal …`: idle and iowait are idle, the rest busy (guest time is inside user). */
+export function parseProcStat(text: string): CpuTicks {
+  const line = text.split('\n').find((l) => /^cpu\s/.test(l));
+  if (!line) throw new Error('no cpu line in /proc/stat');
+  const f = line.trim().split(/\s+/).slice(1).map(Number);
+  const at = (i: number): number => f[i] ?? 0;
+  return { busy: at(0) + at(1) + at(2) + at(5) + at(6) + at(7), idle: at(3) + at(4) };
+}
+
+/** CPU seconds of a process from /proc/<pid>/stat (utime + stime, all its threads). */
+export function parsePidStat(text: string, ticksPerSecond: number): number {
+  // The command name may hold spaces and parentheses: fields count from the last ')'.
+  const f = text.slice(text.lastIndexOf(')') + 2).split(' ');
+  return (Number(f[11]) + Number(f[12])) / ticksPerSecond;
+}
+
+/** The in-process batch step's CPU µs per envelope, and the ingest's against it. */
+export function batchRatio(ingestUsPerEnvelope: number | null, batchUsPerEnvelope: number | null): number | null {
+  return ingestUsPerEnvelope === null || batchUsPerEnvelope === null || batchUsPerEnvelope <= 0 ? null : ingestUsPerEnvelope / batchUsPerEnvelope;
+}
+export const BATCH_RATIO_TARGET = 1.5;
