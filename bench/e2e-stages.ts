@@ -14,13 +14,18 @@
  *     (their User-Agent starts with TAG) by kind, and merges as the server's
  *     CPU minus theirs; both cores' busy time and idle share over the pass;
  *     the broker's CPU; the in-process batch step (F: verify-inprocess.js
- *     --json) and the process's CPU against it.
+ *     --json) and the process's CPU against it;
+ *   node dist/bench/e2e-stages.js frames --profiles DIR [--stage S] [--top N]
+ *     the frames with the most self time per stage (all stages, or S), to see
+ *     what a stage, or the rest, is made of (bench/e2e.sh --keep leaves the
+ *     profiles in its work folder, stages.<build>/).
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { median } from './support.js';
 import {
+  attribute,
   batchRatio,
   BATCH_RATIO_TARGET,
   parsePidStat,
@@ -29,6 +34,8 @@ import {
   serverBudget,
   splitProfile,
   type CpuProfile,
+  STAGE_LABEL,
+  STAGES,
   type CpuTicks,
   type LoggedQuery,
 } from './stages.js';
@@ -51,6 +58,8 @@ const { positionals, values: args } = parseArgs({
     agent: { type: 'string' },
     database: { type: 'string' },
     batch: { type: 'string' },
+    stage: { type: 'string' },
+    top: { type: 'string', default: '12' },
   },
 });
 
@@ -218,7 +227,39 @@ async function collect(): Promise<unknown> {
   };
 }
 
+// ---------------------------------------------------------------- frames
+
+function frames(): string {
+  const dir = need('profiles');
+  const totals = new Map<string, { stage: string; micros: number }>();
+  let all = 0;
+  for (const file of readdirSync(dir).filter((f) => f.endsWith('.cpuprofile'))) {
+    for (const a of attribute(JSON.parse(readFileSync(join(dir, file), 'utf8')) as CpuProfile)) {
+      if (a.stage === 'idle') continue;
+      all += a.micros;
+      const key = `${a.stage}\t${a.frame.functionName || '(anonymous)'} ${a.frame.url.replace(/^file:\/\/.*?\/(node_modules|dist)\//, '$1/')}:${(a.frame.lineNumber ?? -1) + 1}`;
+      const t = totals.get(key) ?? { stage: a.stage, micros: 0 };
+      t.micros += a.micros;
+      totals.set(key, t);
+    }
+  }
+  const top = Number(args.top);
+  const stages = args.stage ? [args.stage] : STAGES;
+  return stages
+    .map((stage) => {
+      const rows = [...totals].filter(([, t]) => t.stage === stage).sort((a, b) => b[1].micros - a[1].micros);
+      const sum = rows.reduce((s, [, t]) => s + t.micros, 0);
+      const label = STAGE_LABEL[stage as keyof typeof STAGE_LABEL] ?? stage;
+      return [
+        `${label}: ${((sum / all) * 100).toFixed(1)} % of the sampled CPU`,
+        ...rows.slice(0, top).map(([key, t]) => `  ${((t.micros / all) * 100).toFixed(2).padStart(6)} %  ${key.split('\t')[1]}`),
+      ].join('\n');
+    })
+    .join('\n');
+}
+
 const command = positionals[0];
 if (command === 'snapshot') process.stdout.write(JSON.stringify(await snapshot()) + '\n');
 else if (command === 'collect') process.stdout.write(JSON.stringify(await collect(), null, 2) + '\n');
-else fail('usage: e2e-stages.js snapshot|collect [options] (see the file header)');
+else if (command === 'frames') process.stdout.write(frames() + '\n');
+else fail('usage: e2e-stages.js snapshot|collect|frames [options] (see the file header)');

@@ -95,7 +95,7 @@ export function frameRole(frame: CallFrame): FrameRole {
 export interface CpuProfile {
   readonly nodes: readonly {
     readonly id: number;
-    readonly callFrame: CallFrame;
+    readonly callFrame: CallFrame & { readonly lineNumber?: number };
     readonly hitCount?: number;
     readonly children?: readonly number[];
   }[];
@@ -137,8 +137,26 @@ function selfMicros(p: CpuProfile): Map<number, number> {
   return self;
 }
 
+/** One profile node's self time and the stage it went to. */
+export interface Attributed {
+  readonly frame: CallFrame & { readonly lineNumber?: number };
+  readonly stage: Stage | 'idle';
+  readonly micros: number;
+}
+
 /** Splits one thread's profile into stages (module comment; FrameRole). */
 export function splitProfile(p: CpuProfile): ProfileSplit {
+  const stages = zeroStages();
+  let idleMicros = 0;
+  for (const a of attribute(p)) {
+    if (a.stage === 'idle') idleMicros += a.micros;
+    else stages[a.stage] += a.micros;
+  }
+  return { stages, idleMicros, busyMicros: STAGES.reduce((sum, s) => sum + stages[s], 0) };
+}
+
+/** Every sampled node's self time with its stage: splitProfile's sums, and what `e2e-stages.js frames` lists. */
+export function attribute(p: CpuProfile): Attributed[] {
   const byId = new Map(p.nodes.map((n) => [n.id, n]));
   const parent = new Map<number, number>();
   for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
@@ -195,14 +213,7 @@ export function splitProfile(p: CpuProfile): ProfileSplit {
     return fallback ?? 'rest';
   };
 
-  const stages = zeroStages();
-  let idleMicros = 0;
-  for (const [id, us] of selfMicros(p)) {
-    const s = stageOf(id);
-    if (s === 'idle') idleMicros += us;
-    else stages[s] += us;
-  }
-  return { stages, idleMicros, busyMicros: STAGES.reduce((sum, s) => sum + stages[s], 0) };
+  return [...selfMicros(p)].map(([id, micros]) => ({ frame: byId.get(id)!.callFrame, stage: stageOf(id), micros }));
 }
 
 /** A thread's profile file as node names it: CPU.<date>.<time>.<pid>.<thread id>.<seq>.cpuprofile (0 is the main thread). */
