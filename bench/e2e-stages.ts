@@ -30,7 +30,9 @@ import {
   BATCH_RATIO_TARGET,
   parsePidStat,
   parseProcStat,
+  partLogSql,
   processBudget,
+  queryLogSql,
   serverBudget,
   splitProfile,
   type CpuProfile,
@@ -125,12 +127,9 @@ async function snapshot(): Promise<Snapshot> {
 // ---------------------------------------------------------------- ClickHouse's side
 
 /**
- * The ingest's finished queries (type 2, or 3/4 for those that failed). 18.16
- * keeps ProfileEvents as the Nested pair ProfileEvents.Names/Values; current
- * versions as a Map: which one this server has is read from system.columns,
- * and the query written for it. 18.16 counts UserTimeMicroseconds and
- * SystemTimeMicroseconds per query (checked on 18.16.1); OSCPUVirtualTimeMicroseconds
- * is read too, the fallback where they are absent.
+ * The ingest's finished queries (queryLogSql); whether this server keeps
+ * ProfileEvents as 18.16's Nested pair or as current versions' Map is read
+ * from system.columns first.
  */
 async function loggedQueries(agent: string): Promise<{ queries: LoggedQuery[]; profileEvents: 'nested' | 'map' }> {
   await ch('SYSTEM FLUSH LOGS');
@@ -139,18 +138,9 @@ async function loggedQueries(agent: string): Promise<{ queries: LoggedQuery[]; p
   ).map((r) => r.name);
   const nested = columns.includes('ProfileEvents.Names');
   if (!nested && !columns.includes('ProfileEvents')) throw new Error('system.query_log has no ProfileEvents');
-  const event = (name: string): string =>
-    nested ? `toUInt64(ProfileEvents.Values[indexOf(ProfileEvents.Names, '${name}')])` : `toUInt64(ProfileEvents['${name}'])`;
-  // The agent tag is the bench's own [a-z0-9.-] text: nothing to escape.
   if (!/^[A-Za-z0-9._-]+$/.test(agent)) fail(`--agent ${JSON.stringify(agent)}: letters, digits, . _ - only`);
   const rows = rowsOf<{ query: string; user_us: string | number; system_us: string | number; os_cpu_us: string | number }>(
-    await ch(`SELECT query,
-                     ${event('UserTimeMicroseconds')} AS user_us,
-                     ${event('SystemTimeMicroseconds')} AS system_us,
-                     ${event('OSCPUVirtualTimeMicroseconds')} AS os_cpu_us
-              FROM system.query_log
-              WHERE event_date >= yesterday() AND toUInt8(type) >= 2 AND http_user_agent LIKE '${agent} %'
-              FORMAT JSONEachRow`),
+    await ch(`${queryLogSql(nested ? 'nested' : 'map', agent)} FORMAT JSONEachRow`),
   );
   return {
     queries: rows.map((r) => ({ query: r.query, userUs: Number(r.user_us), systemUs: Number(r.system_us), osCpuUs: Number(r.os_cpu_us) })),
@@ -162,12 +152,7 @@ async function loggedQueries(agent: string): Promise<{ queries: LoggedQuery[]; p
 async function partLogMerges(database: string, sinceMs: number): Promise<{ merges: number; rows: number } | null> {
   const has = (await ch("SELECT count() FROM system.tables WHERE database = 'system' AND name = 'part_log'")).trim();
   if (has === '0') return null;
-  if (!/^\w+$/.test(database)) fail(`--database ${JSON.stringify(database)}: not a database name`);
-  const [r] = rowsOf<{ merges: string | number; rows: string | number }>(
-    await ch(`SELECT count() AS merges, sum(rows) AS rows FROM system.part_log
-              WHERE database = '${database}' AND toString(event_type) = 'MergeParts' AND event_time >= toDateTime(${Math.floor(sinceMs / 1000)})
-              FORMAT JSONEachRow`),
-  );
+  const [r] = rowsOf<{ merges: string | number; rows: string | number }>(await ch(`${partLogSql(database, Math.floor(sinceMs / 1000))} FORMAT JSONEachRow`));
   return { merges: Number(r?.merges ?? 0), rows: Number(r?.rows ?? 0) };
 }
 

@@ -294,6 +294,35 @@ export function queryKind(sent: string): QueryKind {
   return 'otherQueries';
 }
 
+/**
+ * The ingest's finished queries in system.query_log (type 2, or 3/4 for
+ * those that failed), their User-Agent starting with `agent` (its
+ * application tag). 18.16 keeps ProfileEvents as the Nested pair
+ * ProfileEvents.Names/Values, current versions as a Map: the caller reads
+ * which from system.columns. 18.16 counts UserTimeMicroseconds and
+ * SystemTimeMicroseconds per query (checked on 18.16.1);
+ * OSCPUVirtualTimeMicroseconds is read too, the fallback where they are absent.
+ */
+export function queryLogSql(profileEvents: 'nested' | 'map', agent: string, table = 'system.query_log'): string {
+  // The tag is the bench's own text; refuse anything that would need quoting.
+  if (!/^[A-Za-z0-9._-]+$/.test(agent)) throw new Error(`agent tag ${JSON.stringify(agent)}: letters, digits, . _ - only`);
+  const event = (name: string): string =>
+    profileEvents === 'nested' ? `toUInt64(ProfileEvents.Values[indexOf(ProfileEvents.Names, '${name}')])` : `toUInt64(ProfileEvents['${name}'])`;
+  return `SELECT query,
+       ${event('UserTimeMicroseconds')} AS user_us,
+       ${event('SystemTimeMicroseconds')} AS system_us,
+       ${event('OSCPUVirtualTimeMicroseconds')} AS os_cpu_us
+FROM ${table}
+WHERE event_date >= yesterday() AND toUInt8(type) >= 2 AND http_user_agent LIKE '${agent} %'`;
+}
+
+/** Merges of one database since a Unix second, from system.part_log (where the server keeps one). */
+export function partLogSql(database: string, sinceSeconds: number, table = 'system.part_log'): string {
+  if (!/^\w+$/.test(database)) throw new Error(`${JSON.stringify(database)} is not a database name`);
+  return `SELECT count() AS merges, sum(rows) AS rows FROM ${table}
+WHERE database = '${database}' AND toString(event_type) = 'MergeParts' AND event_time >= toDateTime(${Math.trunc(sinceSeconds)})`;
+}
+
 /** One finished query of system.query_log: its text and its threads' CPU µs (ProfileEvents). */
 export interface LoggedQuery {
   readonly query: string;
