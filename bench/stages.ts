@@ -52,8 +52,9 @@ const OWNERS: readonly { readonly stage: Stage; readonly url: RegExp }[] = [
   { stage: 'decode', url: /\/src\/decode\// },
   { stage: 'verify', url: /\/src\/verify\// },
   { stage: 'account', url: /\/src\/account\/|\/src\/rows\/envelope-facts\.[jt]s$/ },
-  // The insert bodies: TabSeparated today, RowBinary (rowbinary.ts, insert-format.ts) being added.
-  { stage: 'encode', url: /\/src\/store\/(tsv|rowbinary|insert-format|columns)\.[jt]s$/ },
+  // The insert bodies: TabSeparated today, RowBinary (rowbinary.ts, insert-format.ts) being added;
+  // a judging thread's rows travel as encoded bytes (rows/encoded.ts).
+  { stage: 'encode', url: /\/src\/store\/(tsv|rowbinary|insert-format|columns)\.[jt]s$|\/src\/rows\/encoded\.[jt]s$/ },
   // The rest of the sink: the stores' calls, the typed client wrapper.
   { stage: 'insert', url: /\/src\/(store|clickhouse)\// },
   // Kafka's adapter (codecs, the checked producer of dead letters).

@@ -36,6 +36,8 @@ test('frameRole: the project by folder, packages by name, natives and node inter
   assert.deepEqual(role(`${ROOT}/src/rows/envelope-facts.js`), { role: 'owner', stage: 'account' });
   assert.deepEqual(role(`${ROOT}/src/store/tsv.js`), { role: 'owner', stage: 'encode' });
   assert.deepEqual(role(`${ROOT}/src/store/rowbinary.js`), { role: 'owner', stage: 'encode' });
+  assert.deepEqual(role(`${ROOT}/src/rows/encoded.js`), { role: 'owner', stage: 'encode' });
+  assert.deepEqual(role(`${ROOT}/src/rows/rows.js`), { role: 'helper' });
   assert.deepEqual(role(`${ROOT}/src/store/envelope-store.js`), { role: 'owner', stage: 'insert' });
   assert.deepEqual(role(`${ROOT}/src/pipeline/envelopes.js`), { role: 'owner', stage: 'core' });
   assert.deepEqual(role(`${ROOT}/src/ingest/writer.js`), { role: 'owner', stage: 'core' });
