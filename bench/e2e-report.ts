@@ -314,7 +314,7 @@ interface StagesBudget {
   readonly label: string;
   readonly envelopes: number;
   readonly seconds: number;
-  readonly process: ProcessBudget & { readonly cpuSeconds: number };
+  readonly process: ProcessBudget & { readonly cpuSeconds: number; readonly threadCpuSeconds: { byName: Record<string, number> } | null };
   readonly clickhouse: ServerBudget & {
     readonly serverCpuSeconds: number | null;
     readonly loggedQueries: number;
@@ -349,6 +349,8 @@ if (stagesMain || stagesAgainst) {
   const rows: string[][] = [
     ['ingest process (profiled pass)', '', '', ''],
     ...STAGES.map((s) => row(`  ${STAGE_LABEL[s]}`, (b) => b.process.stages[s])),
+    row('  V8 helper threads (concurrent GC, compilers)', (b) => b.process.helpers?.v8),
+    row("  node's other threads (libuv pool, signals)", (b) => b.process.helpers?.other),
     row('  = process total', (b) => b.process.totalUsPerEnvelope),
     [
       '  process total, timed rounds (median, unprofiled)',
@@ -379,8 +381,10 @@ if (stagesMain || stagesAgainst) {
       ? `${c.partLogMerges.merges} merges of its database (system.part_log)`
       : `no system.part_log; the server's merges of every database meanwhile (system.events): ${int(c.serverMerges.MergedRows ?? 0)} rows merged in ${int(c.serverMerges.MergesTimeMilliseconds ?? 0)} ms`;
     out.push(
-      `  ${b.label}: ${b.seconds.toFixed(1)} s to store every row; profiles sampled ${(b.process.sampledShare * 100).toFixed(0)} % of the process's ${b.process.cpuSeconds.toFixed(2)} CPU s ` +
-        `(the rest ran on threads without a profile: GC helpers, libuv's pool; spread over the stages by their shares); ` +
+      `  ${b.label}: ${b.seconds.toFixed(1)} s to store every row; process CPU ${b.process.cpuSeconds.toFixed(2)} s; ` +
+        (b.process.helpers
+          ? `JavaScript threads' samples ${(b.process.sampledShare * 100).toFixed(0)} % of their CPU (above 100 %: threads waiting for a core were sampled as running), each thread's stages scaled to its own CPU; `
+          : `profiles sampled ${(b.process.sampledShare * 100).toFixed(0)} % of it (threads' CPU not read: helper threads are spread over the stages by their shares); `) +
         `${c.loggedQueries} queries logged, CPU from ${c.counter} (ProfileEvents ${c.profileEvents}); ${merges}; ` +
         `batch step ${b.batchStep ? `${int(b.batchStep.envelopes)} envelopes, ${b.batchStep.measure === 'cpu' ? 'CPU' : 'wall time (an older build reports no CPU)'}` : 'not measured'}`,
     );

@@ -7,20 +7,25 @@
  *     ClickHouse's server and of the Kafka broker, ClickHouse's merge
  *     counters (system.events), the time;
  *   node dist/bench/e2e-stages.js collect --label L --before F --after F --profiles DIR
- *        --process-cpu S --envelopes N --agent TAG --database DB [--batch F] [--url U --user U --password P]
+ *        --process-cpu S --envelopes N --agent TAG --database DB [--threads F] [--batch F] [--url U --user U --password P]
  *     the budget of one profiled ingest pass as JSON on stdout: the
  *     profiles (one per thread) split into stages and scaled to the
- *     process's measured CPU; the ingest's queries in system.query_log
+ *     process's measured CPU (per kind of thread, with --threads: see
+ *     processBudget); the ingest's queries in system.query_log
  *     (their User-Agent starts with TAG) by kind, and merges as the server's
  *     CPU minus theirs; both cores' busy time and idle share over the pass;
  *     the broker's CPU; the in-process batch step (F: verify-inprocess.js
  *     --json) and the process's CPU against it;
+ *   node dist/bench/e2e-stages.js threads --pid P --ticks N
+ *     reads /proc/P/task/<tid>/stat every 250 ms until P exits, then writes each
+ *     thread's name and its last CPU seconds as JSON (collect's --threads);
  *   node dist/bench/e2e-stages.js frames --profiles DIR [--stage S] [--top N]
  *     the frames with the most self time per stage (all stages, or S), to see
  *     what a stage, or the rest, is made of (bench/e2e.sh --keep leaves the
  *     profiles in its work folder, stages.<build>/).
  */
 import { readdirSync, readFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { median } from './support.js';
@@ -30,6 +35,7 @@ import {
   BATCH_RATIO_TARGET,
   parsePidStat,
   parseProcStat,
+  parseTaskStat,
   partLogSql,
   processBudget,
   queryLogSql,
@@ -38,7 +44,9 @@ import {
   type CpuProfile,
   STAGE_LABEL,
   STAGES,
+  threadKind,
   type CpuTicks,
+  type ThreadKinds,
   type LoggedQuery,
 } from './stages.js';
 
@@ -60,6 +68,8 @@ const { positionals, values: args } = parseArgs({
     agent: { type: 'string' },
     database: { type: 'string' },
     batch: { type: 'string' },
+    threads: { type: 'string' },
+    pid: { type: 'string' },
     stage: { type: 'string' },
     top: { type: 'string', default: '12' },
   },
@@ -166,6 +176,58 @@ function batchStep(file: string): { usPerEnvelope: number; measure: 'cpu' | 'wal
   return { usPerEnvelope: (median(xs) * 1000) / r.input.envelopes, measure: cpu ? 'cpu' : 'wall', envelopes: r.input.envelopes };
 }
 
+// ---------------------------------------------------------------- threads
+
+interface TaskCpu {
+  readonly tid: number;
+  readonly name: string;
+  readonly cpuSeconds: number;
+}
+
+/** Every thread the process had, with its CPU at the last reading before the thread (or the process) ended. */
+async function threads(): Promise<{ pid: number; tasks: TaskCpu[] }> {
+  const pid = Number(need('pid'));
+  const ticks = Number(args.ticks);
+  const last = new Map<number, TaskCpu>();
+  for (;;) {
+    let state: string;
+    try {
+      state = parsePidState(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+    } catch {
+      break;
+    }
+    if (state === 'Z' || state === 'X') break;
+    let tids: string[] = [];
+    try {
+      tids = readdirSync(`/proc/${pid}/task`);
+    } catch {
+      break;
+    }
+    for (const t of tids) {
+      try {
+        const { name, cpuSeconds } = parseTaskStat(readFileSync(`/proc/${pid}/task/${t}/stat`, 'utf8'), ticks);
+        last.set(Number(t), { tid: Number(t), name, cpuSeconds });
+      } catch {
+        // The thread ended between the listing and the read: its last reading stands.
+      }
+    }
+    await sleep(250);
+  }
+  return { pid, tasks: [...last.values()].sort((a, b) => a.tid - b.tid) };
+}
+const parsePidState = (text: string): string => text.slice(text.lastIndexOf(')') + 2).split(' ')[0] ?? '';
+
+function kindsOf(file: string): { kinds: ThreadKinds; byName: Record<string, number> } {
+  const t = JSON.parse(readFileSync(file, 'utf8')) as { pid: number; tasks: TaskCpu[] };
+  const kinds = { main: 0, worker: 0, v8: 0, other: 0 };
+  const byName: Record<string, number> = {};
+  for (const task of t.tasks) {
+    kinds[threadKind(task.tid, t.pid, task.name)] += task.cpuSeconds;
+    byName[task.name] = (byName[task.name] ?? 0) + task.cpuSeconds;
+  }
+  return { kinds, byName };
+}
+
 // ---------------------------------------------------------------- collect
 
 async function collect(): Promise<unknown> {
@@ -179,7 +241,8 @@ async function collect(): Promise<unknown> {
     .sort();
   if (files.length === 0) fail(`no .cpuprofile in ${dir}`);
   const profiles = files.map((file) => ({ file, split: splitProfile(JSON.parse(readFileSync(join(dir, file), 'utf8')) as CpuProfile) }));
-  const proc = processBudget(profiles, processCpu, envelopes);
+  const threadCpu = args.threads ? kindsOf(args.threads) : undefined;
+  const proc = processBudget(profiles, processCpu, envelopes, threadCpu?.kinds);
 
   const delta = (a: number | null, b: number | null): number | null => (a === null || b === null || b < a ? null : b - a);
   const serverCpu = delta(before.clickhouseCpuS, after.clickhouseCpuS);
@@ -195,7 +258,7 @@ async function collect(): Promise<unknown> {
     label: args.label,
     envelopes,
     seconds: (after.atMs - before.atMs) / 1000,
-    process: { cpuSeconds: processCpu, ...proc },
+    process: { cpuSeconds: processCpu, ...proc, threadCpuSeconds: threadCpu ?? null },
     clickhouse: {
       ...server,
       serverCpuSeconds: serverCpu,
@@ -246,5 +309,6 @@ function frames(): string {
 const command = positionals[0];
 if (command === 'snapshot') process.stdout.write(JSON.stringify(await snapshot()) + '\n');
 else if (command === 'collect') process.stdout.write(JSON.stringify(await collect(), null, 2) + '\n');
+else if (command === 'threads') process.stdout.write(JSON.stringify(await threads()) + '\n');
 else if (command === 'frames') process.stdout.write(frames() + '\n');
-else fail('usage: e2e-stages.js snapshot|collect|frames [options] (see the file header)');
+else fail('usage: e2e-stages.js snapshot|threads|collect|frames [options] (see the file header)');

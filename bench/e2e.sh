@@ -87,8 +87,10 @@
 #    query log on for its queries only (ch_log_queries=1 in its URL, its
 #    User-Agent tagged). bench/e2e-stages.js splits the profiles' samples
 #    into stages (bench/stages.ts: Kafka fetch + record decoding, decode,
-#    verify, account, row encoding, insert I/O, GC, pipeline/ingest core, the
-#    rest) scaled to the process's CPU from /proc/<pid>/stat; ClickHouse's
+#    verify, account, row encoding, ClickHouse I/O, GC, pipeline/ingest core, the
+#    rest) scaled to the CPU of the threads that ran them (/proc/<pid>/task:
+#    the main thread's, the worker threads'; V8's and node's helper threads
+#    are rows of their own, all summing to /proc/<pid>/stat); ClickHouse's
 #    CPU by kind from system.query_log (insert into envelopes, loop_heads and
 #    other derived writes, the heads/versions/progress read-backs, other),
 #    merges and background as the server's CPU minus those queries'; both
@@ -587,7 +589,10 @@ run_stages_pass() {
     AGENTLEDGER_CLICKHOUSE_URL="${CH_URL%/}/?ch_log_queries=1&application=${agent}" \
     "${node_cmd[@]}" "$cli" ingest --idle-exit-ms 5000 2>"$logf" &
   pid=$!
-  CHILD_PIDS=("$pid")
+  # Each thread's CPU, until the process exits (JavaScript threads against V8's and node's helpers).
+  node "$DIST/bench/e2e-stages.js" threads --pid "$pid" --ticks "$TICKS" >"$dir.threads.json" &
+  local sampler=$!
+  CHILD_PIDS=("$pid" "$sampler")
   while :; do
     sleep 1
     c=$(cpu_s "$pid"); alive "$pid" && cpu=$c
@@ -600,10 +605,12 @@ run_stages_pass() {
   while alive "$pid" && [ $waited -lt 300 ]; do c=$(cpu_s "$pid"); alive "$pid" && cpu=$c; sleep 0.2; waited=$((waited + 1)); done
   alive "$pid" && { log "  ${label}: the profiled ingest did not exit after idling; stopping it"; kill "$pid"; }
   wait "$pid" || log "  ${label}: the profiled ingest exited with $?; log: $logf"
+  wait "$sampler" || log "  ${label}: its threads' CPU could not be read"
   CHILD_PIDS=()
   local collect=(node "$DIST/bench/e2e-stages.js" collect --label "$label" --ticks "$TICKS" --url "$CH_URL" --user "$CH_USER" --password "$CH_PASSWORD"
     --before "$dir.before.json" --after "$dir.after.json" --profiles "$dir" --process-cpu "$cpu" --envelopes "$RECORDS" --agent "$agent" --database "$db")
   [ -s "$WORK/batch.${label}.json" ] && collect+=(--batch "$WORK/batch.${label}.json")
+  [ -s "$dir.threads.json" ] && collect+=(--threads "$dir.threads.json")
   "${collect[@]}" >"$WORK/stages.${label}.json" || return 1
   drop_database "$db"
   log "  ${label}: profiled pass $(awk -v ns=$(( $(now_ns) - start )) 'BEGIN { printf "%.1f", ns / 1e9 }') s, CPU $(per_env "$cpu") µs/envelope, $(find "$dir" -name '*.cpuprofile' | wc -l) profile(s)"

@@ -19,7 +19,7 @@ export const STAGE_LABEL: Record<Stage, string> = {
   verify: 'verify',
   account: 'account',
   encode: 'row encoding',
-  insert: 'insert I/O',
+  insert: 'ClickHouse I/O (inserts, read-backs)',
   gc: 'GC',
   core: 'pipeline/ingest core',
   rest: 'the rest',
@@ -233,32 +233,104 @@ export interface ThreadBudget {
 }
 
 export interface ProcessBudget {
-  /** µs per envelope per stage, summing to the process's measured CPU per envelope. */
+  /** µs per envelope per stage of the JavaScript threads; with `helpers`, summing to the process's measured CPU per envelope. */
   readonly stages: StageMicros;
+  /** µs per envelope of the threads that run no JavaScript (from /proc/<pid>/task), when they were read. */
+  readonly helpers: { readonly v8: number; readonly other: number } | null;
   readonly totalUsPerEnvelope: number;
   readonly threads: readonly ThreadBudget[];
-  /** Sampled busy time over measured CPU: below 1 where threads without a profile (GC helpers, libuv's pool) ran. */
+  /**
+   * Sampled busy time over the CPU it is scaled to: below 1 where the
+   * threads' CPU was not read and threads without a profile ran; above 1 on
+   * a busy machine, where a thread waiting for a core is sampled as running.
+   */
   readonly sampledShare: number;
 }
 
+/** The process's OS threads by kind (/proc/<pid>/task), CPU seconds. */
+export interface ThreadKinds {
+  /** The main thread (its task id is the pid). */
+  readonly main: number;
+  /** JavaScript worker threads (node names them WorkerThread, or by the Worker's `name`). */
+  readonly worker: number;
+  /** V8's platform threads: concurrent and parallel GC, background compilers. */
+  readonly v8: number;
+  /** node's and libuv's own (the thread pool, signals, delayed tasks). */
+  readonly other: number;
+}
+
+/** node's and libuv's own threads, by the name they give themselves. */
+const NODE_THREADS = new Set(['DelayedTaskSche', 'SignalInspector', 'libuv-worker', 'node', 'inspector']);
+
+/** A task of /proc/<pid>/task: which kind of thread it is. */
+export function threadKind(tid: number, pid: number, name: string): keyof ThreadKinds {
+  if (tid === pid) return 'main';
+  if (name === 'V8Worker') return 'v8';
+  return NODE_THREADS.has(name) ? 'other' : 'worker';
+}
+
 /**
- * The profiles' shares scaled to what the process measurably used: the
- * profiler sees JavaScript threads only, so each stage's share of the
- * sampled busy time is applied to the measured CPU, and the table sums to
- * the process's own total.
+ * The profiles' shares scaled to what the process measurably used, so the
+ * table sums to the process's own total. With the threads' CPU read
+ * (`kinds`), the main thread's profile is scaled to the main thread's CPU,
+ * the workers' profiles to the worker threads', and V8's and node's helper
+ * threads are rows of their own: a profiler samples wall time, so on a busy
+ * machine a thread waiting for a core would otherwise take CPU from one
+ * that ran. Without them, every profile is scaled by one factor.
  */
-export function processBudget(profiles: readonly { file: string; split: ProfileSplit }[], processCpuSeconds: number, envelopes: number): ProcessBudget {
-  const sampled = profiles.reduce((s, p) => s + p.split.busyMicros, 0);
-  const scale = sampled > 0 ? (processCpuSeconds * 1e6) / sampled / envelopes : 0;
-  const scaled = (m: StageMicros): StageMicros => Object.fromEntries(STAGES.map((s) => [s, m[s] * scale])) as StageMicros;
+export function processBudget(
+  profiles: readonly { file: string; split: ProfileSplit }[],
+  processCpuSeconds: number,
+  envelopes: number,
+  kinds?: ThreadKinds,
+): ProcessBudget {
+  const perEnvelope = (seconds: number): number => (seconds * 1e6) / envelopes;
+  const isMain = (p: { file: string }): boolean => (threadOfProfile(p.file)?.thread ?? 0) === 0;
+  const sampledOf = (ps: readonly { split: ProfileSplit }[]): number => ps.reduce((s, p) => s + p.split.busyMicros, 0);
+  const sampled = sampledOf(profiles);
+  // CPU seconds each profile's samples are scaled to, per group, and what no profile covers.
+  let groups: { profiles: readonly { file: string; split: ProfileSplit }[]; seconds: number }[];
+  let helpers: { v8: number; other: number } | null = null;
+  if (kinds) {
+    const taskSum = kinds.main + kinds.worker + kinds.v8 + kinds.other;
+    // The tasks' last readings miss what ran after them: fit them to the process's total.
+    const fit = taskSum > 0 ? processCpuSeconds / taskSum : 0;
+    const mains = profiles.filter(isMain);
+    const workers = profiles.filter((p) => !isMain(p));
+    // A worker thread without a profile (one started with execArgv: []) has no stages: its CPU is 'other'.
+    const workerSeconds = workers.length > 0 ? kinds.worker * fit : 0;
+    groups = [
+      { profiles: mains, seconds: kinds.main * fit },
+      { profiles: workers, seconds: workerSeconds },
+    ];
+    helpers = { v8: perEnvelope(kinds.v8 * fit), other: perEnvelope((kinds.other + kinds.worker) * fit - workerSeconds) };
+  } else {
+    groups = [{ profiles, seconds: processCpuSeconds }];
+  }
   const sum = zeroStages();
-  for (const p of profiles) for (const s of STAGES) sum[s] += p.split.stages[s];
+  const threads: ThreadBudget[] = [];
+  for (const g of groups) {
+    const gSampled = sampledOf(g.profiles);
+    const scale = gSampled > 0 ? perEnvelope(g.seconds) / gSampled : 0;
+    for (const p of g.profiles) {
+      const stages = Object.fromEntries(STAGES.map((s) => [s, p.split.stages[s] * scale])) as StageMicros;
+      for (const s of STAGES) sum[s] += stages[s];
+      threads.push({ file: p.file, thread: threadOfProfile(p.file)?.thread ?? 0, usPerEnvelope: p.split.busyMicros * scale, stages });
+    }
+  }
+  const scaledTo = groups.reduce((s, g) => s + (sampledOf(g.profiles) > 0 ? g.seconds : 0), 0);
   return {
-    stages: scaled(sum),
-    totalUsPerEnvelope: (processCpuSeconds * 1e6) / envelopes,
-    threads: profiles.map((p) => ({ file: p.file, thread: threadOfProfile(p.file)?.thread ?? 0, usPerEnvelope: p.split.busyMicros * scale, stages: scaled(p.split.stages) })),
-    sampledShare: processCpuSeconds > 0 ? sampled / (processCpuSeconds * 1e6) : 0,
+    stages: sum,
+    helpers,
+    totalUsPerEnvelope: perEnvelope(processCpuSeconds),
+    threads,
+    sampledShare: scaledTo > 0 ? sampled / (scaledTo * 1e6) : 0,
   };
+}
+
+/** A task's name and CPU seconds from /proc/<pid>/task/<tid>/stat. */
+export function parseTaskStat(text: string, ticksPerSecond: number): { name: string; cpuSeconds: number } {
+  return { name: text.slice(text.indexOf('(') + 1, text.lastIndexOf(')')), cpuSeconds: parsePidStat(text, ticksPerSecond) };
 }
 
 // ---------------------------------------------------------------- ClickHouse

@@ -12,11 +12,13 @@ import {
   frameRole,
   parsePidStat,
   parseProcStat,
+  parseTaskStat,
   processBudget,
   queryKind,
   serverBudget,
   splitProfile,
   STAGES,
+  threadKind,
   threadOfProfile,
   type CpuProfile,
 } from '../../../bench/stages.js';
@@ -162,6 +164,42 @@ test('processBudget: shares of the sampled time scaled to the measured CPU, per 
       [1, (200 * 2) / 10],
     ],
   );
+});
+
+test('processBudget with the threads\' CPU: each group of profiles scaled to its threads\' CPU, helper threads as rows, the whole fitted to the process', () => {
+  const main = splitProfile(profile(TREE, SELF));
+  const worker = splitProfile(profile(TREE, { 8: 200, 3: 500 }));
+  // Tasks read at 9 s of the process's 10: fitted by 10/9.
+  const b = processBudget(
+    [
+      { file: 'CPU.20261207.141503.4242.0.001.cpuprofile', split: main },
+      { file: 'CPU.20261207.141503.4242.1.002.cpuprofile', split: worker },
+    ],
+    10,
+    1e6,
+    { main: 4.5, worker: 2.7, v8: 0.9, other: 0.9 },
+  );
+  const fit = 10 / 9;
+  assert.ok(Math.abs(b.threads[0]!.usPerEnvelope - 4.5 * fit) < 1e-9);
+  assert.ok(Math.abs(b.threads[1]!.usPerEnvelope - 2.7 * fit) < 1e-9);
+  assert.ok(Math.abs(b.stages.decode - ((130 / main.busyMicros) * 4.5 + 2.7) * fit) < 1e-9);
+  assert.ok(Math.abs(b.helpers!.v8 - 0.9 * fit) < 1e-9);
+  const sum = STAGES.reduce((s, k) => s + b.stages[k], 0) + b.helpers!.v8 + b.helpers!.other;
+  assert.ok(Math.abs(sum - 10) < 1e-9, `${sum}`);
+  // A worker thread without a profile (started with execArgv: []) is node's, not a stage's.
+  const alone = processBudget([{ file: 'CPU.20261207.141503.4242.0.001.cpuprofile', split: main }], 2, 1e6, { main: 1, worker: 0.5, v8: 0.25, other: 0.25 });
+  assert.equal(alone.helpers!.other, 0.75);
+  assert.equal(alone.threads[0]!.usPerEnvelope, 1);
+});
+
+test('threadKind: the main thread by its id, V8\'s and node\'s own by name, the rest JavaScript workers', () => {
+  assert.equal(threadKind(4242, 4242, 'MainThread'), 'main');
+  assert.equal(threadKind(4243, 4242, 'V8Worker'), 'v8');
+  assert.equal(threadKind(4244, 4242, 'libuv-worker'), 'other');
+  assert.equal(threadKind(4245, 4242, 'DelayedTaskSche'), 'other');
+  assert.equal(threadKind(4246, 4242, 'WorkerThread'), 'worker');
+  assert.equal(threadKind(4247, 4242, 'judge'), 'worker');
+  assert.deepEqual(parseTaskStat('4243 (V8Worker) S 1 2 3 4 5 6 7 8 9 10 30 20 0', 100), { name: 'V8Worker', cpuSeconds: 0.5 });
 });
 
 test('threadOfProfile reads the pid and thread id node puts in a profile\'s name', () => {
