@@ -50,13 +50,15 @@ export const ingest = service({
        else from 1000 to 86400000.`,
     ),
     AGENTLEDGER_JUDGE_THREADS: setting(
-      positiveInt(64).default(Math.min(4, availableParallelism())),
+      z.union([z.literal('auto'), positiveInt(64)]).default('auto'),
       `Worker threads that judge records (decode, verify, account, encode rows) in
-       \`ingest\`; default: the cores available, at most 4. Each thread owns the
-       loops (craze sessions) whose Kafka key hashes to it, so a loop's records
-       are judged in order by one thread, against its own chain state; the main
-       thread keeps the Kafka client, the flush and the commits. \`1\` judges in
-       the main thread, with no worker. At most 64.`,
+       \`ingest\`. Each thread owns the loops (craze sessions) whose Kafka key
+       hashes to it, so a loop's records are judged in order by one thread,
+       against its own chain state; the main thread keeps the Kafka client, the
+       flush and the commits. \`1\` judges in the main thread, with no worker
+       (as before threads). \`auto\`: the cores available less two (left to the
+       main thread and to a database or broker on the same machine), from 1 to 4:
+       on 2 cores judging threads only add work (docs/benchmarks.md). At most 64.`,
     ),
     AGENTLEDGER_SEQ_ENCODING: setting(
       z.enum(['binary', 'decimal']).default('binary'),
@@ -72,7 +74,7 @@ export const ingest = service({
     /** AGENTLEDGER_INGEST_STALL_EXIT_MS (0: off). */
     stallExitMs: e.AGENTLEDGER_INGEST_STALL_EXIT_MS,
     /** AGENTLEDGER_JUDGE_THREADS (1: no worker thread). */
-    judgeThreads: e.AGENTLEDGER_JUDGE_THREADS,
+    judgeThreads: e.AGENTLEDGER_JUDGE_THREADS === 'auto' ? Math.max(1, Math.min(4, availableParallelism() - 2)) : e.AGENTLEDGER_JUDGE_THREADS,
     envelopes: { seqEncoding: e.AGENTLEDGER_SEQ_ENCODING, maxPayloadBytes: e.AGENTLEDGER_MAX_PAYLOAD_BYTES },
     /** In-memory caches of durable per-loop and per-session state (entries). */
     caches: { headEntries: e.AGENTLEDGER_HEAD_CACHE_ENTRIES, crazeSessions: e.AGENTLEDGER_CRAZE_CACHE_ENTRIES },
