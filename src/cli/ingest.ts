@@ -10,6 +10,8 @@ import { CrazeStream } from '../pipeline/craze.js';
 import { EnvelopeStream } from '../pipeline/envelopes.js';
 import type { Stream } from '../pipeline/stream.js';
 import { ThreadedStream } from '../pipeline/threaded.js';
+import { EncodedStream } from '../pipeline/encoded-batch.js';
+import { CRAZE_COLUMNS, ENVELOPE_COLUMNS } from '../store/columns.js';
 import type { JudgeSpec } from '../pipeline/threaded-protocol.js';
 import { Queue } from 'bullmq';
 import { addNews } from '../alerts/news.js';
@@ -89,7 +91,7 @@ Options:
       new ThreadedStream(local, { threads, spec, clickhouse: config.clickhouse, observer: cacheMetrics(metrics, cache), isolate: { metrics, log } });
     const streams: Stream[] =
       threads === 1
-        ? [envelopes, craze]
+        ? [new EncodedStream(envelopes, ENVELOPE_COLUMNS), new EncodedStream(craze, CRAZE_COLUMNS)]
         : [
             threaded(envelopes, { stream: 'envelopes', topic: envelopes.topic, options: envelopeOptions, cacheEntries: Math.ceil(config.caches.headEntries / threads) }, 'loop_heads'),
             threaded(craze, { stream: 'craze', topic: craze.topic, cacheEntries: Math.ceil(config.caches.crazeSessions / threads) }, 'craze_sessions'),

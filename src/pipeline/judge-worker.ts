@@ -16,13 +16,14 @@ import { stateSqlFor } from '../clickhouse/replicas.js';
 import { failureMessage, kindOf } from '../errors/errors.js';
 import { CRAZE_COLUMNS, ENVELOPE_COLUMNS } from '../store/columns.js';
 import { CrazeStore } from '../store/craze-store.js';
-import { EnvelopeStore, HEAD_VERDICTS } from '../store/envelope-store.js';
-import { tsvEncodedRows, type Columns } from '../store/tsv.js';
+import { EnvelopeStore } from '../store/envelope-store.js';
+import type { Columns } from '../store/tsv.js';
 import { CacheCounts } from './cache-observer.js';
 import { CrazeStream } from './craze.js';
 import { EnvelopeStream } from './envelopes.js';
-import type { SourceRecord, Stream } from './stream.js';
-import { carriedFields, unpackRecords, type JudgeReply, type JudgeRequest, type JudgeWorkerData } from './threaded-protocol.js';
+import type { Stream } from './stream.js';
+import { encodeBatch } from './encoded-batch.js';
+import { unpackRecords, type JudgeReply, type JudgeRequest, type JudgeWorkerData } from './threaded-protocol.js';
 
 const data = workerData as JudgeWorkerData;
 
@@ -74,7 +75,7 @@ async function handle(request: JudgeRequest): Promise<void> {
   let reply: JudgeReply;
   try {
     const batch = await stream.process(records);
-    reply = judged(request.id, records, batch.rows as unknown as Record<string, unknown>[], batch.deadLetters, batch.verdicts, columns, stream.name);
+    reply = { type: 'judged', id: request.id, ...encodeBatch(records, batch, columns, stream.name), cache: takeCounts() };
   } catch (err) {
     reply = { type: 'failed', id: request.id, kind: kindOf(err), message: failureMessage(err), cache: takeCounts() };
   }
@@ -87,46 +88,3 @@ function takeCounts(): JudgeReply['cache'] {
   return cache;
 }
 
-function judged(
-  id: number,
-  records: readonly SourceRecord[],
-  rows: readonly Record<string, unknown>[],
-  deadLetters: readonly { record: SourceRecord; reason: string }[],
-  verdicts: ReadonlyMap<string, number>,
-  columns: Columns<Record<string, unknown>>,
-  streamName: string,
-): JudgeReply {
-  const index = new Map<string, number>();
-  records.forEach((r, i) => index.set(r.offset, i));
-  const record = new Int32Array(rows.length);
-  rows.forEach((row, i) => (record[i] = index.get(row.kafka_offset as string) ?? -1));
-  const { block, ends } = tsvEncodedRows(rows, columns);
-  const fields = carriedFields(streamName);
-  const carried: unknown[][] = fields.carried.map((f) => rows.map((row) => row[f]));
-  // The loop_heads fields only on the row that moves its loop's head
-  // furthest in this batch: the only one a flush's derive can pick
-  // (envelope-store.ts: per loop, the highest head-moving seq).
-  const heads: [number, unknown[]][] = [];
-  if (fields.head.length > 0) {
-    const furthest = new Map<string, number>();
-    rows.forEach((row, i) => {
-      if (!HEAD_VERDICTS.has(row.verdict as string)) return;
-      const loop = row.loop_id as string;
-      const at = furthest.get(loop);
-      if (at === undefined || (row.seq as number) > (rows[at]!.seq as number)) furthest.set(loop, i);
-    });
-    for (const i of furthest.values()) heads.push([i, fields.head.map((f) => rows[i]![f])]);
-  }
-  return {
-    type: 'judged',
-    id,
-    block: block.buffer as ArrayBuffer,
-    ends,
-    record,
-    carried,
-    heads,
-    deadLetters: deadLetters.map((d) => [index.get(d.record.offset) ?? -1, d.reason]),
-    verdicts: [...verdicts],
-    cache: takeCounts(),
-  };
-}

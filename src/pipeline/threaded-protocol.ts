@@ -7,6 +7,7 @@
  */
 import type { ClickHouseSettings } from '../clickhouse/client.js';
 import type { FailureKind } from '../errors/errors.js';
+import type { EncodedBatch } from './encoded-batch.js';
 import type { EnvelopeBatchOptions } from './envelopes.js';
 import type { SourceRecord } from './stream.js';
 
@@ -47,35 +48,8 @@ export interface CacheDelta {
 }
 
 export type JudgeReply =
-  | {
-      readonly type: 'judged';
-      readonly id: number;
-      /** Every row's columns but ingested_at, in insert order (rows/encoded.ts); row i ends at ends[i]. */
-      readonly block: ArrayBuffer;
-      readonly ends: Uint32Array;
-      /** The record (its index in the request) of each row. */
-      readonly record: Int32Array;
-      /** Per field of carriedFields().carried, its value in every row. */
-      readonly carried: readonly (readonly unknown[])[];
-      /** Rows that carry carriedFields().head too: [row, values]. */
-      readonly heads: readonly (readonly [number, readonly unknown[]])[];
-      /** [record, reason] of each dead letter. */
-      readonly deadLetters: readonly (readonly [number, string])[];
-      readonly verdicts: readonly (readonly [string, number])[];
-      readonly cache: CacheDelta;
-    }
+  | ({ readonly type: 'judged'; readonly id: number; readonly cache: CacheDelta } & EncodedBatch)
   | { readonly type: 'failed'; readonly id: number; readonly kind: FailureKind; readonly message: string; readonly cache: CacheDelta };
-
-/**
- * The row fields the driver reads outside an insert (rows/encoded.ts): the
- * alerts' news (alerts/trigger.ts newsOf) and, on a head row, what
- * loop_heads takes (envelope-store.ts derive).
- */
-export function carriedFields(stream: string): { carried: readonly string[]; head: readonly string[] } {
-  // The head fields in this order: threaded.ts sets them by position.
-  if (stream === 'envelopes') return { carried: ['loop_id', 'seq', 'kind_class', 'verdict'], head: ['hash', 'computed_hash', 'time_text'] };
-  return { carried: ['verdict', 'subagent_change'], head: [] };
-}
 
 /** Records of one partition as a request's block. */
 export function packRecords(records: readonly SourceRecord[]): PackedRecords {

@@ -30,12 +30,12 @@ import { Worker } from 'node:worker_threads';
 import type { ClickHouseSettings } from '../clickhouse/client.js';
 import { ContentError, FatalError, TransientError, type FailureKind } from '../errors/errors.js';
 import { processIsolating, type IsolateDeps } from '../ingest/isolate.js';
-import { EncodedRow } from '../rows/encoded.js';
 import type { KafkaColumns } from '../rows/rows.js';
 import { NO_CACHE_OBSERVER, type CacheObserver } from './cache-observer.js';
 import { PendingLayers } from './pending-layers.js';
 import type { DeadLetter, SourceRecord, Stream, StreamBatch } from './stream.js';
-import { carriedFields, packRecords, type JudgeReply, type JudgeRequest, type JudgeSpec, type JudgeWorkerData } from './threaded-protocol.js';
+import { handlesOf } from './encoded-batch.js';
+import { packRecords, type JudgeReply, type JudgeRequest, type JudgeSpec, type JudgeWorkerData } from './threaded-protocol.js';
 
 const WORKER_URL = new URL('./judge-worker.js', import.meta.url);
 
@@ -220,7 +220,7 @@ export class ThreadedStream<Row extends KafkaColumns> implements Stream<Row> {
         try {
           const reply = await thread.judge(records);
           judgedSome = true;
-          return this.outcome(records, reply);
+          return handlesOf(records, reply, this.name);
         } catch (err) {
           // Halves judged before this one moved the thread's state: its part cannot be judged again whole.
           if (judgedSome && !(err instanceof ContentError)) throw this.break(`a judging thread failed after judging part of an isolated batch: ${(err as Error).message}`);
@@ -229,32 +229,6 @@ export class ThreadedStream<Row extends KafkaColumns> implements Stream<Row> {
       },
     } as unknown as Stream;
     return processIsolating(partStream, part, this.options.isolate);
-  }
-
-  /** A thread's reply as rows: handles of its bytes (rows/encoded.ts) carrying what the driver reads. */
-  private outcome(records: readonly SourceRecord[], reply: Extract<JudgeReply, { type: 'judged' }>): StreamBatch<KafkaColumns> {
-    const block = Buffer.from(reply.block);
-    const fields = carriedFields(this.name);
-    const column = <T>(name: string): readonly T[] | undefined => reply.carried[fields.carried.indexOf(name)] as readonly T[] | undefined;
-    const verdicts = column<string>('verdict')!;
-    const [loopIds, seqs, kindClasses, changes] = [column<string>('loop_id'), column<number>('seq'), column<string>('kind_class'), column<string>('subagent_change')];
-    const rows: EncodedRow[] = [];
-    let start = 0;
-    for (let i = 0; i < reply.ends.length; i++) {
-      const record = records[reply.record[i]!]!;
-      const end = reply.ends[i]!;
-      rows.push(new EncodedRow(block, start, end, record.topic, record.partition, record.offset, verdicts[i]!, loopIds?.[i], seqs?.[i], kindClasses?.[i], changes?.[i]));
-      start = end;
-    }
-    for (const [i, [hash, computedHash, timeText]] of reply.heads) {
-      const row = rows[i]!;
-      row.hash = hash as string;
-      row.computed_hash = computedHash as string;
-      row.time_text = timeText as string;
-    }
-    const deadLetters: DeadLetter[] = reply.deadLetters.map(([i, reason]) => ({ record: records[i]!, reason }));
-    // A handle is a row to the driver: every field it reads of one is there (rows/encoded.ts).
-    return { rows: rows, deadLetters, verdicts: new Map(reply.verdicts) };
   }
 
   private break(message: string): Error {
