@@ -80,12 +80,12 @@ Options:
     const streams = [
       new EnvelopeStream(
         config.kafka.topics.envelopes,
-        new EnvelopeStore(clickhouse, stateSql),
+        new EnvelopeStore(clickhouse, stateSql, config.insertFormat),
         { seqEncoding: config.envelopes.seqEncoding, maxPayloadBytes: config.envelopes.maxPayloadBytes },
         config.caches.headEntries,
         cacheMetrics(metrics, 'loop_heads'),
       ),
-      new CrazeStream(config.kafka.topics.craze, new CrazeStore(clickhouse, stateSql), config.caches.crazeSessions, cacheMetrics(metrics, 'craze_sessions')),
+      new CrazeStream(config.kafka.topics.craze, new CrazeStore(clickhouse, stateSql, config.insertFormat), config.caches.crazeSessions, cacheMetrics(metrics, 'craze_sessions')),
     ];
     // Alert evaluations per flush (docs/alerts.md "Alerts"): added to Redis, run by
     // any worker; ingest goes on the same without Redis or without workers.

@@ -1,6 +1,9 @@
 /** `agentledger ingest`: batches, in-memory caches, the stall watchdog, envelope decoding. */
 import { z } from 'zod';
+import type { InsertFormat } from '../store/insert-format.js';
 import { flag, msOrOff, positiveInt, service, setting } from './setting.js';
+
+const INSERT_FORMATS = ['RowBinary', 'TabSeparated'] as const satisfies readonly InsertFormat[];
 
 export const ingest = service({
   title: 'Ingest',
@@ -48,6 +51,16 @@ export const ingest = service({
        group once with a fresh client, within the process. \`0\` turns it off;
        else from 1000 to 86400000.`,
     ),
+    AGENTLEDGER_INSERT_FORMAT: setting(
+      z.enum(INSERT_FORMATS).default('TabSeparated'),
+      `What \`ingest\` sends ClickHouse its rows in (envelopes, craze_events,
+       loop_heads, and the probes that find a refused row): \`TabSeparated\` (text
+       the server parses by column type) or \`RowBinary\` (the column types'
+       bytes, built by agentledger; a value that does not fit its column is set
+       aside by agentledger before anything is sent, as the server refuses it in
+       TabSeparated). Both store the same bytes; docs/benchmarks.md "Insert
+       formats" has what each costs ClickHouse.`,
+    ),
     AGENTLEDGER_SEQ_ENCODING: setting(
       z.enum(['binary', 'decimal']).default('binary'),
       'How the loop runtime hashed Seq: `binary` (8 bytes big-endian) or `decimal` (ASCII digits), for producers that hashed it as text.',
@@ -61,6 +74,8 @@ export const ingest = service({
     batch: { maxRows: e.AGENTLEDGER_BATCH_MAX_ROWS, maxWaitMs: e.AGENTLEDGER_BATCH_MAX_WAIT_MS, maxBytes: e.AGENTLEDGER_BATCH_MAX_BYTES, overlap: e.AGENTLEDGER_BATCH_OVERLAP },
     /** AGENTLEDGER_INGEST_STALL_EXIT_MS (0: off). */
     stallExitMs: e.AGENTLEDGER_INGEST_STALL_EXIT_MS,
+    /** AGENTLEDGER_INSERT_FORMAT: the inserts' and probes' format (src/store/insert-format.ts). */
+    insertFormat: e.AGENTLEDGER_INSERT_FORMAT,
     envelopes: { seqEncoding: e.AGENTLEDGER_SEQ_ENCODING, maxPayloadBytes: e.AGENTLEDGER_MAX_PAYLOAD_BYTES },
     /** In-memory caches of durable per-loop and per-session state (entries). */
     caches: { headEntries: e.AGENTLEDGER_HEAD_CACHE_ENTRIES, crazeSessions: e.AGENTLEDGER_CRAZE_CACHE_ENTRIES },

@@ -6,8 +6,8 @@
  */
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { EnvelopeRow, StoredHead, StoredVersion } from '../rows/rows.js';
-import { ENVELOPE_COLUMNS } from './columns.js';
-import { insertTsv } from './tsv.js';
+import { ENVELOPE_TABLE, LOOP_HEAD_TABLE } from './columns.js';
+import { DEFAULT_INSERT_FORMAT, insertRows, type InsertFormat } from './insert-format.js';
 import { ONE_SERVER, type StateSql } from '../clickhouse/replicas.js';
 import { inListChunks, renderSql } from '../clickhouse/sql.js';
 import { partitionProgress } from './progress.js';
@@ -18,10 +18,15 @@ const HEAD_VERDICTS = new Set(['ok', 'mismatch', 'gap', 'time_regression']);
 
 
 export class EnvelopeStore {
-  /** `sql`: how a state read reaches the rows (on a cluster, every replica: replicas.ts). */
+  /**
+   * `sql`: how a state read reaches the rows (on a cluster, every replica:
+   * replicas.ts); `format`: what the inserts and probes send
+   * (AGENTLEDGER_INSERT_FORMAT).
+   */
   constructor(
     private readonly ch: ClickHouseClient,
     private readonly sql: StateSql = ONE_SERVER,
+    readonly format: InsertFormat = DEFAULT_INSERT_FORMAT,
   ) {}
 
   /** The offset after the last stored record of a partition (0 when none), among rows inserted since `since`. */
@@ -74,7 +79,7 @@ export class EnvelopeStore {
 
   /** Parses and checks rows as insert() does, storing nothing: envelopes_probe is a Null-engine twin (migration 0007). */
   probe(rows: readonly EnvelopeRow[]): Promise<void> {
-    return insertTsv(this.ch, 'envelopes_probe', rows, ENVELOPE_COLUMNS);
+    return insertRows(this.ch, 'envelopes_probe', ENVELOPE_TABLE, rows, this.format);
   }
 
   /**
@@ -83,7 +88,7 @@ export class EnvelopeStore {
    * at all, and the durable progress never covers a record whose row is lost.
    */
   insert(rows: readonly EnvelopeRow[], queryId?: string): Promise<void> {
-    return insertTsv(this.ch, 'envelopes', rows, ENVELOPE_COLUMNS, queryId);
+    return insertRows(this.ch, 'envelopes', ENVELOPE_TABLE, rows, this.format, queryId);
   }
 
   /**
@@ -98,20 +103,8 @@ export class EnvelopeStore {
       const h = heads.get(r.loop_id);
       if (!h || r.seq > h.seq) heads.set(r.loop_id, r);
     }
-    if (heads.size === 0) return;
-    const values = [...heads.values()].map((r) => ({
-      loop_id: r.loop_id,
-      seq: r.seq,
-      hash: r.hash,
-      computed_hash: r.computed_hash,
-      time_text: r.time_text,
-      verdict: r.verdict,
-      kafka_topic: r.kafka_topic,
-      kafka_partition: r.kafka_partition,
-      kafka_offset: r.kafka_offset,
-      ingested_at: r.ingested_at,
-    }));
-    await this.ch.insert({ table: 'loop_heads', values, format: 'JSONEachRow' });
+    // An envelopes row is a loop_heads row (LoopHeadRow): written as it is, the columns the table lacks not read.
+    await insertRows(this.ch, 'loop_heads', LOOP_HEAD_TABLE, [...heads.values()], this.format);
   }
 
   /**
