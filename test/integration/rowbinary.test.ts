@@ -20,14 +20,14 @@ import { createClickHouse } from '../../src/clickhouse/client.js';
 import { ContentError } from '../../src/errors/errors.js';
 import { migrate } from '../../src/migrate/migrate.js';
 import { createLogger } from '../../src/observability/logger.js';
-import { NO_SLOTS } from '../../src/rows/envelope-facts.js';
-import type { CrazeRow, EnvelopeRow } from '../../src/rows/rows.js';
+import type { EnvelopeRow } from '../../src/rows/rows.js';
 import { CRAZE_TABLE, ENVELOPE_TABLE, LOOP_HEAD_TABLE } from '../../src/store/columns.js';
 import { CrazeStore } from '../../src/store/craze-store.js';
 import { EnvelopeStore } from '../../src/store/envelope-store.js';
 import { encodeRows, INSERT_FORMATS, insertRows, type InsertFormat } from '../../src/store/insert-format.js';
 import { specDrift, type DescribedColumn, type TableSpec } from '../../src/store/table-spec.js';
 import { testContext, type TestContext } from '../support/context.js';
+import { byOffset, crazeRows, envelopeRows } from '../support/hostile-rows.js';
 
 let ctx: TestContext;
 let ch: ClickHouseClient;
@@ -42,132 +42,11 @@ after(async () => {
   await ctx?.cleanup();
 });
 
-const C0 = Array.from({ length: 32 }, (_, i) => String.fromCharCode(i)).join('') + '\x7f';
-
-/** Strings that have broken a writer somewhere, and lengths at the LEB128 boundaries. */
-const HOSTILE: readonly string[] = [
-  '',
-  '\0',
-  'NUL\0inside',
-  '\t',
-  'tab\tinside',
-  '\n',
-  '\r\n',
-  '\\',
-  'ends with a backslash\\',
-  '\\t is not a tab',
-  C0,
-  "'); DROP TABLE envelopes; --",
-  'é ü 漢字',
-  '🙂 four-byte 𝄞',
-  'lone \ud800 high',
-  'lone \udc00 low',
-  '\udfff',
-  `${'q'.repeat(15)}🙂`,
-  'a'.repeat(127),
-  'a'.repeat(128),
-  'é'.repeat(64),
-  'x'.repeat(16383),
-  'x'.repeat(16384),
-  `${'€'.repeat(5462)}\t\n\\`,
-  `{"payload":"${'p'.repeat(70_000)}"}`,
-];
-
-const at = (i: number): string => HOSTILE[i % HOSTILE.length]!;
-
-/** Envelope rows carrying the hostile strings in every String column, and integers and times at their ends. */
-function envelopeRows(topic: string): EnvelopeRow[] {
-  const ends = ['0', '9223372036854775807', '-9223372036854775808', '-1', '9007199254740993'];
-  const times = ['1970-01-01 00:00:00', '2105-12-31 23:59:59', '2026-11-30 10:00:00', '2038-01-19 03:14:08'];
-  return HOSTILE.map((s, i) => ({
-    loop_id: `loop-${i}-${s.slice(0, 40)}`,
-    seq: i === 0 ? Number.MAX_SAFE_INTEGER : i,
-    time: times[i % times.length]!,
-    time_text: at(i + 1),
-    kind: at(i + 2),
-    kind_class: at(i + 3),
-    hash: at(i + 4),
-    computed_hash: at(i + 5),
-    payload: s,
-    verdict: i % 2 === 0 ? 'ok' : 'gap',
-    detail: at(i + 6),
-    evidence: at(i + 7),
-    ...NO_SLOTS,
-    s1: at(i + 8),
-    s6: at(i + 9),
-    n1: ends[i % ends.length]!,
-    n2: ends[(i + 1) % ends.length]!,
-    n3: ends[(i + 2) % ends.length]!,
-    n4: String(-i),
-    kafka_topic: topic,
-    kafka_partition: i === 1 ? 4294967295 : i,
-    kafka_offset: i === 2 ? '18446744073709551615' : String(1000 + i),
-    ingested_at: times[(i + 1) % times.length]!,
-  }));
-}
-
-function crazeRows(topic: string): CrazeRow[] {
-  return HOSTILE.map((s, i) => ({
-    session_id: `session-${i}-${s.slice(0, 40)}`,
-    incarnation: at(i + 1),
-    seq: i + 1,
-    event_type: at(i + 2),
-    at: i % 2 === 0 ? '2105-12-31 23:59:59' : '1970-01-01 00:00:00',
-    at_text: at(i + 3),
-    agent: at(i + 4),
-    replayed: (i % 2) as 0 | 1,
-    event: s,
-    verdict: 'ok',
-    detail: at(i + 5),
-    cwd: at(i + 6),
-    provider: at(i + 7),
-    craze_version: at(i + 8),
-    model: at(i + 9),
-    report: 1,
-    cost_pico: i % 2 === 0 ? '9223372036854775807' : '-9223372036854775808',
-    input_tokens: String(i),
-    output_tokens: '0',
-    reasoning_tokens: '-1',
-    cache_read_tokens: '4294967296',
-    cache_creation_tokens: '9007199254740993',
-    unpriced: 0,
-    turn_id: at(i + 10),
-    turn_outcome: at(i + 11),
-    turn_synthetic: 1,
-    err_class: at(i + 12),
-    subagent_id: at(i + 13),
-    subagent_attempt: at(i + 14),
-    subagent_change: at(i + 15),
-    subagent_status: at(i + 16),
-    tool_name: at(i + 17),
-    tool_kind: at(i + 18),
-    tool_status: at(i + 19),
-    tool_exit_code: -i,
-    ask_kind: at(i + 20),
-    ask_outcome: at(i + 21),
-    ask_by: at(i + 22),
-    compaction_phase: at(i + 23),
-    compaction_reason: at(i + 24),
-    tokens_before: Number.MAX_SAFE_INTEGER,
-    tokens_after: Number.MIN_SAFE_INTEGER,
-    error_class: s,
-    error_code: 0,
-    account_state: at(i + 1),
-    kafka_topic: topic,
-    kafka_partition: i,
-    kafka_offset: String(i),
-    ingested_at: '2026-12-07 12:00:00',
-  }));
-}
-
 /** The spec without kafka_topic: the one column that tells the two inserts apart. */
 function withoutTopic<Row>(spec: TableSpec<Row>): TableSpec<Row> {
   const keep = spec.columns.map((c, i) => [c, spec.types[i]!] as const).filter(([c]) => c !== 'kafka_topic');
   return { columns: keep.map(([c]) => c) as unknown as TableSpec<Row>['columns'], types: keep.map(([, t]) => t) };
 }
-
-/** Rows in the order the read-backs ask for (one offset is UInt64's largest). */
-const byOffset = <Row extends { kafka_offset: string }>(rows: Row[]): Row[] => rows.sort((a, b) => (BigInt(a.kafka_offset) < BigInt(b.kafka_offset) ? -1 : 1));
 
 /** The rows of `table` from one topic, as the server writes them in RowBinary, in Kafka offset order. */
 async function readBack<Row>(table: string, spec: TableSpec<Row>, topic: string, order: string): Promise<Buffer> {
