@@ -14,8 +14,14 @@ import { tsvBody, TsvWriter } from './tsv.js';
 export type InsertFormat = 'TabSeparated' | 'RowBinary';
 export const INSERT_FORMATS: readonly InsertFormat[] = ['TabSeparated', 'RowBinary'];
 
-/** AGENTLEDGER_INSERT_FORMAT's default (src/config/ingest.ts says the same; a unit test holds them together). */
-export const DEFAULT_INSERT_FORMAT: InsertFormat = 'TabSeparated';
+/**
+ * AGENTLEDGER_INSERT_FORMAT's default (src/config/ingest.ts says the same; a
+ * unit test holds them together). RowBinary: on 18.16 it costs the server
+ * what TabSeparated does (0.98 of it, within the machine's noise), on 25.8
+ * 0.91 (docs/benchmarks.md "Insert formats"), and a value out of its
+ * column's range is refused rather than wrapped.
+ */
+export const DEFAULT_INSERT_FORMAT: InsertFormat = 'RowBinary';
 
 export interface RowEncoder<Row> {
   readonly format: InsertFormat;

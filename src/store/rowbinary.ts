@@ -8,9 +8,11 @@
  * The server parses no text: a String is its UTF-8 bytes after their length
  * (LEB128), an integer its little-endian bytes, a DateTime its UInt32 epoch
  * seconds. So the encoder is where a value that does not fit its column is
- * found, and it throws a ContentError there, as the server refuses such a
- * TabSeparated field (CANNOT_PARSE_*): never a wrapped number, never a
- * shifted row. The writer's poison isolation (src/ingest/writer.ts) treats
+ * found, and it throws a ContentError there, as the server refuses text it
+ * cannot parse in a TabSeparated field (CANNOT_PARSE_*): never a wrapped
+ * number, never a shifted row. (Stricter than TabSeparated on 18.16, which
+ * stores an integer out of its column's range as another value without a
+ * word: 18446744073709551616 into UInt64 as 0; rowbinary.test.ts.) The writer's poison isolation (src/ingest/writer.ts) treats
  * both alike: it probes halves of the rows until the one that cannot be
  * taken is found.
  *

@@ -16,7 +16,7 @@ import { test } from 'node:test';
 import fc from 'fast-check';
 import { ContentError } from '../../../src/errors/errors.js';
 import { ENVELOPE_TABLE, CRAZE_TABLE, LOOP_HEAD_TABLE } from '../../../src/store/columns.js';
-import { DEFAULT_INSERT_FORMAT, encodeRows, rowEncoder } from '../../../src/store/insert-format.js';
+import { DEFAULT_INSERT_FORMAT, encodeRows, INSERT_FORMATS, rowEncoder } from '../../../src/store/insert-format.js';
 import { specDrift, tableSpec, type ColumnType } from '../../../src/store/table-spec.js';
 import { tsvChunks } from '../../../src/store/tsv.js';
 import { parseConfig } from '../../../src/config/index.js';
@@ -260,7 +260,6 @@ test('specDrift names a type that differs, a column the table lacks, and a store
 
 test('AGENTLEDGER_INSERT_FORMAT: its default is DEFAULT_INSERT_FORMAT; both formats are taken, anything else refused', () => {
   assert.equal(parseConfig({}).insertFormat, DEFAULT_INSERT_FORMAT);
-  assert.equal(parseConfig({ AGENTLEDGER_INSERT_FORMAT: 'RowBinary' }).insertFormat, 'RowBinary');
-  assert.equal(parseConfig({ AGENTLEDGER_INSERT_FORMAT: 'TabSeparated' }).insertFormat, 'TabSeparated');
+  for (const format of INSERT_FORMATS) assert.equal(parseConfig({ AGENTLEDGER_INSERT_FORMAT: format }).insertFormat, format);
   assert.throws(() => parseConfig({ AGENTLEDGER_INSERT_FORMAT: 'Native' }), /AGENTLEDGER_INSERT_FORMAT/);
 });
