@@ -12,10 +12,14 @@
  * server) as medians; ingest's peak RSS as the maximum over rounds. With
  * --compression, ingest's CPU per envelope on the compressed topic against
  * the uncompressed one, per round and as the median of the rounds.
+ * --stages FILE [--stages-against FILE]: the CPU budget per stage of each
+ * build's profiled pass (bench/e2e-stages.js collect), as one table with the
+ * two builds side by side.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
+import { BATCH_RATIO_TARGET, QUERY_KIND_LABEL, QUERY_KINDS, STAGE_LABEL, STAGES, type ProcessBudget, type ServerBudget } from './stages.js';
 import { median } from './support.js';
 
 const { values: args } = parseArgs({
@@ -24,6 +28,8 @@ const { values: args } = parseArgs({
     runs: { type: 'string' },
     json: { type: 'string' },
     'no-gate': { type: 'boolean', default: false },
+    stages: { type: 'string' },
+    'stages-against': { type: 'string' },
   },
 });
 
@@ -301,6 +307,91 @@ if (cpuRatios.length > 0) {
   );
   out.push(`  median ratio ${opt(cpuRatio?.median, fix(3))} (min ${opt(cpuRatio?.min, fix(3))}, max ${opt(cpuRatio?.max, fix(3))})`, '');
 }
+// ---------------------------------------------------------------- the CPU budget per stage
+
+/** What bench/e2e-stages.js collect writes for one build's profiled pass. */
+interface StagesBudget {
+  readonly label: string;
+  readonly envelopes: number;
+  readonly seconds: number;
+  readonly process: ProcessBudget & { readonly cpuSeconds: number; readonly threadCpuSeconds: { byName: Record<string, number> } | null };
+  readonly clickhouse: ServerBudget & {
+    readonly serverCpuSeconds: number | null;
+    readonly loggedQueries: number;
+    readonly profileEvents: 'nested' | 'map';
+    readonly partLogMerges: { merges: number; rows: number } | null;
+    readonly serverMerges: Record<string, number>;
+  };
+  readonly kafkaUsPerEnvelope: number | null;
+  readonly cores: { readonly busySeconds: number; readonly busyUsPerEnvelope: number; readonly idleShare: number | null };
+  readonly batchStep: { readonly usPerEnvelope: number; readonly measure: 'cpu' | 'wall'; readonly envelopes: number } | null;
+}
+const readStages = (file: string | undefined): StagesBudget | undefined => (file ? (JSON.parse(readFileSync(file, 'utf8')) as StagesBudget) : undefined);
+const stagesMain = readStages(args.stages);
+const stagesAgainst = readStages(args['stages-against']);
+/** Ingest's CPU per envelope over its in-process batch step: the profiled pass's, and the timed rounds' (unprofiled) median. */
+function batchRatios(b: StagesBudget | undefined, timedUs: number | null | undefined): { profiled: number | null; timed: number | null } {
+  const step = b?.batchStep?.usPerEnvelope;
+  if (!b || step === undefined || step <= 0) return { profiled: null, timed: null };
+  return { profiled: b.process.totalUsPerEnvelope / step, timed: timedUs == null ? null : timedUs / step };
+}
+const stageRatios = {
+  main: batchRatios(stagesMain, perPath.ingest?.processCpuUsPerEnvelope?.median),
+  against: batchRatios(stagesAgainst, perPath['ingest-against']?.processCpuUsPerEnvelope?.median),
+};
+if (stagesMain || stagesAgainst) {
+  const row = (label: string, get: (b: StagesBudget) => number | null | undefined, f: (v: number) => string = fix(1)): string[] => {
+    const a = stagesMain ? get(stagesMain) : undefined;
+    const b = stagesAgainst ? get(stagesAgainst) : undefined;
+    return [label, opt(a, f), opt(b, f), a != null && b != null && b !== 0 ? (a / b).toFixed(3) : dash];
+  };
+  const pct = (v: number): string => `${(v * 100).toFixed(1)} %`;
+  const rows: string[][] = [
+    ['ingest process (profiled pass)', '', '', ''],
+    ...STAGES.map((s) => row(`  ${STAGE_LABEL[s]}`, (b) => b.process.stages[s])),
+    row('  V8 helper threads (concurrent GC, compilers)', (b) => b.process.helpers?.v8),
+    row("  node's other threads (libuv pool, signals)", (b) => b.process.helpers?.other),
+    row('  = process total', (b) => b.process.totalUsPerEnvelope),
+    [
+      '  process total, timed rounds (median, unprofiled)',
+      opt(perPath.ingest?.processCpuUsPerEnvelope?.median, fix(1)),
+      opt(perPath['ingest-against']?.processCpuUsPerEnvelope?.median, fix(1)),
+      dash,
+    ],
+    ...[...new Set([...(stagesMain?.process.threads ?? []), ...(stagesAgainst?.process.threads ?? [])].map((t) => t.thread))]
+      .sort((x, y) => x - y)
+      .map((thread) => row(`  thread ${thread === 0 ? 'main' : `worker ${thread}`}`, (b) => b.process.threads.filter((t) => t.thread === thread).reduce((sum, t) => sum + t.usPerEnvelope, 0))),
+    ['ClickHouse server (per stored row)', '', '', ''],
+    ...QUERY_KINDS.map((k) => row(`  ${QUERY_KIND_LABEL[k]}`, (b) => b.clickhouse.kinds[k])),
+    row('  merges + background (server - queries)', (b) => b.clickhouse.kinds.merges),
+    row('  = server total', (b) => b.clickhouse.totalUsPerRow),
+    row('Kafka broker', (b) => b.kafkaUsPerEnvelope),
+    row('both cores: busy', (b) => b.cores.busyUsPerEnvelope),
+    row('both cores: idle share', (b) => b.cores.idleShare, pct),
+    row('in-process batch step (CPU)', (b) => b.batchStep?.usPerEnvelope),
+    [`ingest / batch step, timed (target <= ${BATCH_RATIO_TARGET})`, opt(stageRatios.main.timed, fix(2)), opt(stageRatios.against.timed, fix(2)), dash],
+    ['ingest / batch step, profiled pass', opt(stageRatios.main.profiled, fix(2)), opt(stageRatios.against.profiled, fix(2)), dash],
+  ];
+  out.push('CPU per envelope by stage (µs; one profiled ingest pass per build after the timed rounds, under --cpu-prof):');
+  out.push(table(['stage', 'this build', 'against', 'ratio'], rows));
+  for (const b of [stagesMain, stagesAgainst]) {
+    if (!b) continue;
+    const c = b.clickhouse;
+    const merges = c.partLogMerges
+      ? `${c.partLogMerges.merges} merges of its database (system.part_log)`
+      : `no system.part_log; the server's merges of every database meanwhile (system.events): ${int(c.serverMerges.MergedRows ?? 0)} rows merged in ${int(c.serverMerges.MergesTimeMilliseconds ?? 0)} ms`;
+    out.push(
+      `  ${b.label}: ${b.seconds.toFixed(1)} s to store every row; process CPU ${b.process.cpuSeconds.toFixed(2)} s; ` +
+        (b.process.helpers
+          ? `JavaScript threads' samples ${(b.process.sampledShare * 100).toFixed(0)} % of their CPU (above 100 %: threads waiting for a core were sampled as running), each thread's stages scaled to its own CPU; `
+          : `profiles sampled ${(b.process.sampledShare * 100).toFixed(0)} % of it (threads' CPU not read: helper threads are spread over the stages by their shares); `) +
+        `${c.loggedQueries} queries logged, CPU from ${c.counter} (ProfileEvents ${c.profileEvents}); ${merges}; ` +
+        `batch step ${b.batchStep ? `${int(b.batchStep.envelopes)} envelopes, ${b.batchStep.measure === 'cpu' ? 'CPU' : 'wall time (an older build reports no CPU)'}` : 'not measured'}`,
+    );
+  }
+  out.push('');
+}
+
 if (meta.profile) out.push(`profiles: ${meta.profile} (ingest ran under --cpu-prof: slower than unprofiled)`, '');
 
 out.push('targets:');
@@ -316,6 +407,7 @@ if (args.json) {
         meta,
         runs: runs.map((r) => ({ ...r, envelopesPerSecond: rate(r) })),
         summary: { perPath, ratios: ratioSpreads, ingestPeakRssMb: ingestRss, compressionCpu: { perRound: cpuRatios, ratio: cpuRatio }, targets, pass },
+        stages: { main: stagesMain ?? null, against: stagesAgainst ?? null, batchRatios: stageRatios, batchRatioTarget: BATCH_RATIO_TARGET },
       },
       null,
       2,

@@ -8,7 +8,7 @@
 #                [--batch-rows N] [--json FILE] [--no-gate] [--keep] [--no-build]
 #                [--profile DIR] [--dist DIR] [--two-processes] [--four-processes] [--against DIR]
 #                [--against-node-flags 'FLAGS']
-#                [--compression none|gzip|snappy|lz4|zstd]
+#                [--compression none|gzip|snappy|lz4|zstd] [--no-stages]
 #
 # 1. produce-demo writes loops x envelopes-per-loop (~1 KB each; by default
 #    400,000 envelopes over 10,000 loops) to a fresh 4-partition topic
@@ -79,6 +79,27 @@
 #    ingest/kafka-engine >= 1.0; ingest/insert >= 0.5; ingest/bare >= 0.22;
 #    ingest CPU <= 15 µs/envelope; peak RSS <= 400 MB. Exit 0 only when all
 #    pass (--no-gate: 0 anyway); everything is printed either way.
+#    Then, after the timed rounds (profiling never runs inside them), the
+#    CPU budget per stage, unless --no-stages: one more ingest pass per build
+#    (this build, and the --against build when given) over the same topic
+#    into its own group and database, under `node --cpu-prof` (one
+#    .cpuprofile per thread, worker threads included) and with ClickHouse's
+#    query log on for its queries only (ch_log_queries=1 in its URL, its
+#    User-Agent tagged). bench/e2e-stages.js splits the profiles' samples
+#    into stages (bench/stages.ts: Kafka fetch + record decoding, decode,
+#    verify, account, row encoding, ClickHouse I/O, GC, pipeline/ingest core, the
+#    rest) scaled to the CPU of the threads that ran them (/proc/<pid>/task:
+#    the main thread's, the worker threads'; V8's and node's helper threads
+#    are rows of their own, all summing to /proc/<pid>/stat); ClickHouse's
+#    CPU by kind from system.query_log (insert into envelopes, loop_heads and
+#    other derived writes, the heads/versions/progress read-backs, other),
+#    merges and background as the server's CPU minus those queries'; both
+#    cores' busy time and idle share (/proc/stat) and the broker's CPU over
+#    the pass; and the in-process batch step of the same build
+#    (verify-inprocess.js --only batch, up to 100,000 envelopes, 1 round) in
+#    CPU µs per envelope, with ingest's CPU per envelope against it (target
+#    <= 1.5). The report prints it as a table in µs per envelope: stage, this
+#    build, the --against build, their ratio.
 #    --json FILE writes every raw per-round figure and the summary.
 #    --batch-rows N sets AGENTLEDGER_BATCH_MAX_ROWS for ingest (default:
 #    ingest's own default). --profile DIR runs ingest under `node --cpu-prof`
@@ -110,6 +131,7 @@ BUILD=1
 KEEP=0
 PROFILE_DIR=""
 DIST=dist
+STAGES=1
 TIMEOUT_S=300
 
 usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; }
@@ -136,6 +158,7 @@ while [ $# -gt 0 ]; do
     --against) AGAINST=$(cd "$CALLER_DIR" && absolute "${2%/}"); shift 2 ;;
     --against-node-flags) AGAINST_NODE_FLAGS=$2; shift 2 ;;
     --compression) COMPRESSION=$2; shift 2 ;;
+    --no-stages) STAGES=0; shift ;;
     -h|--help) usage; exit 0 ;;
     *) echo "e2e.sh: unknown option $1" >&2; usage >&2; exit 2 ;;
   esac
@@ -526,6 +549,84 @@ for ((round = 1; round <= ROUNDS; round++)); do
   done
 done
 
+# ---------------------------------------------------------------- the CPU budget per stage (not timed)
+
+# The in-process batch step of a build (bench/verify-inprocess.ts), short:
+# the same loop size and payload as the topic. run_batch_step LABEL DIST
+run_batch_step() {
+  local label=$1 dist=$2 n=$((RECORDS < 100000 ? RECORDS : 100000))
+  [ -f "$dist/bench/verify-inprocess.js" ] || { log "  ${label}: no bench/verify-inprocess.js in $dist: no batch step"; return 1; }
+  log "  ${label}: the in-process batch step over $(fmt_int "$n") envelopes"
+  node "$dist/bench/verify-inprocess.js" --only batch --rounds 1 --envelopes "$n" --loops $(( (n + PER_LOOP - 1) / PER_LOOP )) \
+    --payload-bytes "$PAYLOAD_BYTES" --json >"$WORK/batch.${label}.json" 2>"$WORK/batch.${label}.log" || return 1
+}
+
+# One profiled ingest pass of a build over the topic: run_stages_pass LABEL CLI.
+# Its own group and database; ClickHouse logs only its queries
+# (ch_log_queries=1 rides in its URL; the User-Agent's application tag finds
+# them). The process's CPU is read until it exits: its profiles cover its
+# whole life, start-up and idle exit included.
+run_stages_pass() {
+  local label=$1 cli=$2
+  local db="bench_${TS}_stages_${label}" group="bench.${TS}.stages.${label}"
+  local dir="$WORK/stages.${label}" agent="agentledger-stages-${TS}-${label}" logf="$WORK/stages.${label}.log"
+  DATABASES+=("$db"); GROUPS_MADE+=("$group")
+  mkdir -p "$dir"
+  local node_cmd=(node --cpu-prof --cpu-prof-dir="$dir")
+  # shellcheck disable=SC2206 # the flags are words
+  [ "$label" = against ] && [ -n "$AGAINST_NODE_FLAGS" ] && node_cmd+=($AGAINST_NODE_FLAGS)
+  CH_PID=$(service_pid clickhouse); KAFKA_PID=$(service_pid kafka)
+  settle_merges
+  local snap=(node "$DIST/bench/e2e-stages.js" snapshot --ticks "$TICKS" --url "$CH_URL" --user "$CH_USER" --password "$CH_PASSWORD")
+  [ -n "$CH_PID" ] && snap+=(--ch-pid "$CH_PID")
+  [ -n "$KAFKA_PID" ] && snap+=(--kafka-pid "$KAFKA_PID")
+  "${snap[@]}" >"$dir.before.json" || return 1
+  local start pid cpu=0 c count=0 batch_env=()
+  [ -n "$BATCH_ROWS" ] && batch_env=(AGENTLEDGER_BATCH_MAX_ROWS="$BATCH_ROWS")
+  start=$(now_ns)
+  env AGENTLEDGER_ENVELOPE_TOPIC="$TOPIC" AGENTLEDGER_DLQ_TOPIC="$DLQ" AGENTLEDGER_KAFKA_BROKERS="$BROKERS" \
+    AGENTLEDGER_KAFKA_GROUP_ID="$group" AGENTLEDGER_CLICKHOUSE_DATABASE="$db" AGENTLEDGER_METRICS_PORT=0 "${batch_env[@]}" \
+    AGENTLEDGER_CLICKHOUSE_URL="${CH_URL%/}/?ch_log_queries=1&application=${agent}" \
+    "${node_cmd[@]}" "$cli" ingest --idle-exit-ms 5000 2>"$logf" &
+  pid=$!
+  # Each thread's CPU, until the process exits (JavaScript threads against V8's and node's helpers).
+  node "$DIST/bench/e2e-stages.js" threads --pid "$pid" --ticks "$TICKS" >"$dir.threads.json" &
+  local sampler=$!
+  CHILD_PIDS=("$pid" "$sampler")
+  while :; do
+    sleep 1
+    c=$(cpu_s "$pid"); alive "$pid" && cpu=$c
+    count=$(ch "SELECT count() FROM envelopes" "$db" 2>/dev/null) || count=0
+    if [ "${count:-0}" -ge "$RECORDS" ]; then "${snap[@]}" >"$dir.after.json" || return 1; break; fi
+    if ! alive "$pid"; then log "  ${label}: the profiled ingest exited with ${count:-0} of $RECORDS rows stored; log: $logf"; return 1; fi
+    if [ $(( ($(now_ns) - start) / 1000000000 )) -ge "$TIMEOUT_S" ]; then log "  ${label}: the profiled ingest stored only ${count:-0} rows in ${TIMEOUT_S} s"; return 1; fi
+  done
+  local waited=0
+  while alive "$pid" && [ $waited -lt 300 ]; do c=$(cpu_s "$pid"); alive "$pid" && cpu=$c; sleep 0.2; waited=$((waited + 1)); done
+  alive "$pid" && { log "  ${label}: the profiled ingest did not exit after idling; stopping it"; kill "$pid"; }
+  wait "$pid" || log "  ${label}: the profiled ingest exited with $?; log: $logf"
+  wait "$sampler" || log "  ${label}: its threads' CPU could not be read"
+  CHILD_PIDS=()
+  local collect=(node "$DIST/bench/e2e-stages.js" collect --label "$label" --ticks "$TICKS" --url "$CH_URL" --user "$CH_USER" --password "$CH_PASSWORD"
+    --before "$dir.before.json" --after "$dir.after.json" --profiles "$dir" --process-cpu "$cpu" --envelopes "$RECORDS" --agent "$agent" --database "$db")
+  [ -s "$WORK/batch.${label}.json" ] && collect+=(--batch "$WORK/batch.${label}.json")
+  [ -s "$dir.threads.json" ] && collect+=(--threads "$dir.threads.json")
+  "${collect[@]}" >"$WORK/stages.${label}.json" || return 1
+  drop_database "$db"
+  log "  ${label}: profiled pass $(awk -v ns=$(( $(now_ns) - start )) 'BEGIN { printf "%.1f", ns / 1e9 }') s, CPU $(per_env "$cpu") µs/envelope, $(find "$dir" -name '*.cpuprofile' | wc -l) profile(s)"
+}
+
+STAGE_FILES=()
+if [ "$STAGES" = 1 ]; then
+  log "CPU budget per stage: the in-process batch step and one profiled ingest pass per build (not timed)"
+  run_batch_step main "$DIST" || log "warning: the batch step of this build failed; log: $WORK/batch.main.log"
+  if run_stages_pass main "$CLI"; then STAGE_FILES+=(--stages "$WORK/stages.main.json"); else log "warning: no CPU budget per stage for this build"; fi
+  if [ -n "$AGAINST" ]; then
+    run_batch_step against "$AGAINST" || log "warning: the batch step of the --against build failed; log: $WORK/batch.against.log"
+    if run_stages_pass against "$AGAINST/bench/e2e-cli.js"; then STAGE_FILES+=(--stages-against "$WORK/stages.against.json"); else log "warning: no CPU budget per stage for the --against build"; fi
+  fi
+fi
+
 # ---------------------------------------------------------------- report
 
 cat >"$WORK/meta.json" <<EOF
@@ -534,7 +635,7 @@ cat >"$WORK/meta.json" <<EOF
  "insertRows":${INSERT_ROWS},"batchRows":"${BATCH_ROWS}","profile":"${PROFILE_DIR}","clickhouseVersion":"${CH_VERSION}","kafkaEngineConsumers":1,"against":"${AGAINST}","againstNodeFlags":"${AGAINST_NODE_FLAGS}","compression":"${COMPRESSION}"}
 EOF
 echo
-report_args=(--meta "$WORK/meta.json" --runs "$RUNS")
+report_args=(--meta "$WORK/meta.json" --runs "$RUNS" "${STAGE_FILES[@]}")
 [ -n "$JSON_OUT" ] && report_args+=(--json "$JSON_OUT")
 [ "$GATE" = 1 ] || report_args+=(--no-gate)
 report_rc=0

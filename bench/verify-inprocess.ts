@@ -173,6 +173,9 @@ say(`rounds: ${rounds} + 1 warm-up, paths interleaved, order rotated each round;
 say('');
 
 const times: Record<PathName, number[]> = { floor: [], 'decode+verify': [], batch: [] };
+// The process's CPU over each timed path (the thread is alone in the process, so
+// wall time and CPU differ by what the machine takes away: bench/e2e.sh reads CPU).
+const cpuTimes: Record<PathName, number[]> = { floor: [], 'decode+verify': [], batch: [] };
 const verdictsSeen: Partial<Record<PathName, Map<string, number>>> = {};
 const pairRatios: Record<'decode+verify' | 'batch', number[]> = { 'decode+verify': [], batch: [] };
 
@@ -181,12 +184,15 @@ for (let round = 0; round <= rounds; round++) {
   const roundMs: Partial<Record<PathName, number>> = {};
   for (const p of order) {
     gc();
+    const c0 = process.cpuUsage();
     const t0 = performance.now();
     const result = await paths[p]();
     const ms = performance.now() - t0;
+    const c = process.cpuUsage(c0);
     if (result.verdicts) verdictsSeen[p] = result.verdicts;
     if (round > 0) {
       times[p].push(ms);
+      cpuTimes[p].push((c.user + c.system) / 1000);
       roundMs[p] = ms;
     }
   }
@@ -245,6 +251,7 @@ if (json) {
     store: 'in-memory fake: heads()/versions() return empty maps (CPU only, no ClickHouse)',
     rounds,
     msPerRound: Object.fromEntries(Object.entries(times).filter(([, xs]) => xs.length > 0).map(([p, xs]) => [p, xs.map((x) => Math.round(x * 10) / 10)])),
+    cpuMsPerRound: Object.fromEntries(Object.entries(cpuTimes).filter(([, xs]) => xs.length > 0).map(([p, xs]) => [p, xs.map((x) => Math.round(x * 10) / 10)])),
     envelopesPerSecond: { floor: floorRate === undefined ? undefined : Math.round(floorRate), ...Object.fromEntries(results.map((r) => [r.path, r.envelopesPerSecond])) },
     ratios: Object.fromEntries(results.map((r) => [r.path, r.ratio === undefined ? undefined : Math.round(r.ratio * 1000) / 1000])),
     medianRoundRatios: Object.fromEntries(results.map((r) => [r.path, r.medianRoundRatio === undefined ? undefined : Math.round(r.medianRoundRatio * 1000) / 1000])),

@@ -8,6 +8,9 @@ import { CrazeStore } from '../store/craze-store.js';
 import { stateSqlFor } from '../clickhouse/replicas.js';
 import { CrazeStream } from '../pipeline/craze.js';
 import { EnvelopeStream } from '../pipeline/envelopes.js';
+import type { Stream } from '../pipeline/stream.js';
+import { ThreadedStream } from '../pipeline/threaded.js';
+import type { JudgeSpec } from '../pipeline/threaded-protocol.js';
 import { Queue } from 'bullmq';
 import { addNews } from '../alerts/news.js';
 import { AlertTrigger } from '../alerts/trigger.js';
@@ -77,16 +80,20 @@ Options:
     const clickhouse = createClickHouse(config.clickhouse);
     // On a cluster, the state reads ask every replica (replicas.ts).
     const stateSql = await stateSqlFor(clickhouse, config.clickhouse);
-    const streams = [
-      new EnvelopeStream(
-        config.kafka.topics.envelopes,
-        new EnvelopeStore(clickhouse, stateSql, config.insertFormat),
-        { seqEncoding: config.envelopes.seqEncoding, maxPayloadBytes: config.envelopes.maxPayloadBytes },
-        config.caches.headEntries,
-        cacheMetrics(metrics, 'loop_heads'),
-      ),
-      new CrazeStream(config.kafka.topics.craze, new CrazeStore(clickhouse, stateSql, config.insertFormat), config.caches.crazeSessions, cacheMetrics(metrics, 'craze_sessions')),
-    ];
+    const envelopeOptions = { seqEncoding: config.envelopes.seqEncoding, maxPayloadBytes: config.envelopes.maxPayloadBytes };
+    const envelopes = new EnvelopeStream(config.kafka.topics.envelopes, new EnvelopeStore(clickhouse, stateSql, config.insertFormat), envelopeOptions, config.caches.headEntries, cacheMetrics(metrics, 'loop_heads'));
+    const craze = new CrazeStream(config.kafka.topics.craze, new CrazeStore(clickhouse, stateSql, config.insertFormat), config.caches.crazeSessions, cacheMetrics(metrics, 'craze_sessions'));
+    const threads = config.judgeThreads;
+    // Judged in worker threads (pipeline/threaded.ts), each with its share of the caches' budget.
+    const threaded = <Row extends KafkaColumns>(local: Stream<Row>, spec: JudgeSpec, cache: string): Stream<Row> =>
+      new ThreadedStream(local, { threads, spec, clickhouse: config.clickhouse, observer: cacheMetrics(metrics, cache), isolate: { metrics, log } });
+    const streams: Stream[] =
+      threads === 1
+        ? [envelopes, craze]
+        : [
+            threaded(envelopes, { stream: 'envelopes', topic: envelopes.topic, options: envelopeOptions, cacheEntries: Math.ceil(config.caches.headEntries / threads) }, 'loop_heads'),
+            threaded(craze, { stream: 'craze', topic: craze.topic, cacheEntries: Math.ceil(config.caches.crazeSessions / threads) }, 'craze_sessions'),
+          ];
     // Alert evaluations per flush (docs/alerts.md "Alerts"): added to Redis, run by
     // any worker; ingest goes on the same without Redis or without workers.
     let trigger: AlertTrigger | undefined;
@@ -129,7 +136,7 @@ Options:
     process.once('SIGINT', () => shutdown('SIGINT'));
 
     await ingestor.start();
-    log.info('ingesting', { topic: config.kafka.topics.envelopes, group: config.kafka.groupId, metricsPort: config.metricsPort });
+    log.info('ingesting', { topic: config.kafka.topics.envelopes, group: config.kafka.groupId, judgeThreads: threads, metricsPort: config.metricsPort });
     // A progress line every 10 s while records flow: what a long-running
     // command owes the operator watching it.
     let last = new Map<string, number>();

@@ -1,4 +1,5 @@
 /** `agentledger ingest`: batches, in-memory caches, the stall watchdog, envelope decoding. */
+import { availableParallelism } from 'node:os';
 import { z } from 'zod';
 import { flag, msOrOff, positiveInt, service, setting } from './setting.js';
 
@@ -56,6 +57,17 @@ export const ingest = service({
        group once with a fresh client, within the process. \`0\` turns it off;
        else from 1000 to 86400000.`,
     ),
+    AGENTLEDGER_JUDGE_THREADS: setting(
+      z.union([z.literal('auto'), positiveInt(64)]).default('auto'),
+      `Worker threads that judge records (decode, verify, account, encode rows) in
+       \`ingest\`. Each thread owns the loops (craze sessions) whose Kafka key
+       hashes to it, so a loop's records are judged in order by one thread,
+       against its own chain state; the main thread keeps the Kafka client, the
+       flush and the commits. \`1\` judges in the main thread, with no worker
+       (as before threads). \`auto\`: the cores available less two (left to the
+       main thread and to a database or broker on the same machine), from 1 to 4:
+       on 2 cores judging threads only add work (docs/benchmarks.md). At most 64.`,
+    ),
     AGENTLEDGER_INSERT_FORMAT: setting(
       z.enum(INSERT_FORMATS).default('RowBinary'),
       `What \`ingest\` sends ClickHouse its rows in (envelopes, craze_events,
@@ -79,6 +91,8 @@ export const ingest = service({
     batch: { maxRows: e.AGENTLEDGER_BATCH_MAX_ROWS, maxWaitMs: e.AGENTLEDGER_BATCH_MAX_WAIT_MS, maxBytes: e.AGENTLEDGER_BATCH_MAX_BYTES, overlap: e.AGENTLEDGER_BATCH_OVERLAP },
     /** AGENTLEDGER_INGEST_STALL_EXIT_MS (0: off). */
     stallExitMs: e.AGENTLEDGER_INGEST_STALL_EXIT_MS,
+    /** AGENTLEDGER_JUDGE_THREADS (1: no worker thread). */
+    judgeThreads: e.AGENTLEDGER_JUDGE_THREADS === 'auto' ? Math.max(1, Math.min(4, availableParallelism() - 2)) : e.AGENTLEDGER_JUDGE_THREADS,
     /** AGENTLEDGER_INSERT_FORMAT: the inserts' and probes' format (src/store/insert-format.ts). */
     insertFormat: e.AGENTLEDGER_INSERT_FORMAT,
     envelopes: { seqEncoding: e.AGENTLEDGER_SEQ_ENCODING, maxPayloadBytes: e.AGENTLEDGER_MAX_PAYLOAD_BYTES },

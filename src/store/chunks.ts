@@ -29,6 +29,12 @@ export class ChunkWriter {
     this.sealed += this.pos;
   }
 
+  /** Bytes written as they are (a row a worker thread encoded: rows/encoded.ts). */
+  raw(from: Buffer, start: number, end: number): void {
+    this.room(end - start);
+    this.pos += from.copy(this.buf, this.pos, start, end);
+  }
+
   /** One byte. */
   byte(b: number): void {
     this.room(1);

@@ -6,7 +6,7 @@
  */
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { EnvelopeRow, StoredHead, StoredVersion } from '../rows/rows.js';
-import { ENVELOPE_TABLE, LOOP_HEAD_TABLE } from './columns.js';
+import { ENVELOPE_TABLE, LOOP_HEAD_TABLE, type LoopHeadRow } from './columns.js';
 import { DEFAULT_INSERT_FORMAT, insertRows, type InsertFormat } from './insert-format.js';
 import { ONE_SERVER, type StateSql } from '../clickhouse/replicas.js';
 import { inListChunks, renderSql } from '../clickhouse/sql.js';
@@ -14,7 +14,7 @@ import { partitionProgress } from './progress.js';
 import { queryRows, querySql } from './queries.js';
 
 /** Verdicts of rows that move a loop's chain forward (as in envelope_heads.sql). */
-const HEAD_VERDICTS = new Set(['ok', 'mismatch', 'gap', 'time_regression']);
+export const HEAD_VERDICTS: ReadonlySet<string> = new Set(['ok', 'mismatch', 'gap', 'time_regression']);
 
 
 export class EnvelopeStore {
@@ -103,8 +103,22 @@ export class EnvelopeStore {
       const h = heads.get(r.loop_id);
       if (!h || r.seq > h.seq) heads.set(r.loop_id, r);
     }
-    // An envelopes row is a loop_heads row (LoopHeadRow): written as it is, the columns the table lacks not read.
-    await insertRows(this.ch, 'loop_heads', LOOP_HEAD_TABLE, [...heads.values()], this.format);
+    // Copied out of the rows: a row a worker thread judged (rows/encoded.ts) carries
+    // these fields, but its bytes are the envelopes insert's, which the encoders
+    // would write as they are.
+    const values: LoopHeadRow[] = [...heads.values()].map((r) => ({
+      loop_id: r.loop_id,
+      seq: r.seq,
+      hash: r.hash,
+      computed_hash: r.computed_hash,
+      time_text: r.time_text,
+      verdict: r.verdict,
+      kafka_topic: r.kafka_topic,
+      kafka_partition: r.kafka_partition,
+      kafka_offset: r.kafka_offset,
+      ingested_at: r.ingested_at,
+    }));
+    await insertRows(this.ch, 'loop_heads', LOOP_HEAD_TABLE, values, this.format);
   }
 
   /**

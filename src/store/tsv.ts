@@ -13,6 +13,7 @@
  */
 import { Readable } from 'node:stream';
 import type { ClickHouseClient } from '@clickhouse/client';
+import { encodedOf } from '../rows/encoded.js';
 import { ChunkWriter } from './chunks.js';
 
 /** The row fields an insert writes, in order (never empty: @clickhouse/client's `columns`). */
@@ -117,6 +118,19 @@ export function* tsvChunks<Row>(rows: readonly Row[], columns: Columns<Row>, row
   const writer = new TsvWriter();
   let inChunk = 0;
   for (const row of rows) {
+    const encoded = encodedOf(row as object);
+    if (encoded !== undefined) {
+      // A worker thread's row: every column but the last, ingested_at, is written already.
+      writer.raw(encoded.block, encoded.start, encoded.end);
+      writer.byte(TAB);
+      writer.field(encoded.ingested_at);
+      writer.byte(NEWLINE);
+      if (++inChunk === rowsPerChunk) {
+        yield* writer.take();
+        inChunk = 0;
+      }
+      continue;
+    }
     for (let c = 0; c < last; c++) {
       writer.field(row[columns[c]!]);
       writer.byte(TAB);
@@ -129,6 +143,30 @@ export function* tsvChunks<Row>(rows: readonly Row[], columns: Columns<Row>, row
     }
   }
   yield* writer.take();
+}
+
+/**
+ * Rows as one block of TabSeparated bytes of every column but the last
+ * (rows/encoded.ts), and where each row ends in it: what a worker thread
+ * hands the driver. `columns` names every column of the insert.
+ */
+export function tsvEncodedRows<Row>(rows: readonly Row[], columns: Columns<Row>): { block: Buffer; ends: Uint32Array } {
+  const last = columns.length - 1;
+  const writer = new TsvWriter();
+  const ends = new Uint32Array(rows.length);
+  rows.forEach((row, i) => {
+    for (let c = 0; c < last; c++) {
+      if (c > 0) writer.byte(TAB);
+      writer.field(row[columns[c]!]);
+    }
+    ends[i] = writer.written;
+  });
+  const chunks = writer.take();
+  // Its own memory (not a slice of Node's shared pool): it is transferred to another thread.
+  const block = Buffer.from(new ArrayBuffer(ends[rows.length - 1] ?? 0));
+  let at = 0;
+  for (const c of chunks) at += c.copy(block, at);
+  return { block, ends };
 }
 
 /**

@@ -39,6 +39,10 @@ export async function testContext(name: string, overrides: Record<string, string
     // The tests read log lines as a person would (json has its own tests).
     AGENTLEDGER_LOG_FORMAT: 'text',
     AGENTLEDGER_KAFKA_SESSION_TIMEOUT_MS: '6000',
+    // Every ingest of the suite judges in worker threads, so the
+    // exactly-once, crash and fault files attack the threaded path; the
+    // runner's own setting wins (AGENTLEDGER_JUDGE_THREADS=1 or 4 runs them all so).
+    AGENTLEDGER_JUDGE_THREADS: process.env['AGENTLEDGER_JUDGE_THREADS'] ?? '2',
     ...overrides,
   };
   const config = parseConfig(env);

@@ -15,6 +15,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import { ContentError } from '../../../src/errors/errors.js';
+import { EncodedRow } from '../../../src/rows/encoded.js';
 import { ENVELOPE_TABLE, CRAZE_TABLE, LOOP_HEAD_TABLE } from '../../../src/store/columns.js';
 import { DEFAULT_INSERT_FORMAT, encodeRows, INSERT_FORMATS, rowEncoder } from '../../../src/store/insert-format.js';
 import { specDrift, tableSpec, type ColumnType } from '../../../src/store/table-spec.js';
@@ -262,4 +263,20 @@ test('AGENTLEDGER_INSERT_FORMAT: its default is DEFAULT_INSERT_FORMAT; both form
   assert.equal(parseConfig({}).insertFormat, DEFAULT_INSERT_FORMAT);
   for (const format of INSERT_FORMATS) assert.equal(parseConfig({ AGENTLEDGER_INSERT_FORMAT: format }).insertFormat, format);
   assert.throws(() => parseConfig({ AGENTLEDGER_INSERT_FORMAT: 'Native' }), /AGENTLEDGER_INSERT_FORMAT/);
+});
+
+test('a row a worker thread encoded (rows/encoded.ts): TabSeparated writes its bytes then ingested_at; RowBinary refuses it', () => {
+  interface Row {
+    a: string;
+    ingested_at: string;
+  }
+  const spec = tableSpec<Row>({ a: 'String', ingested_at: "DateTime('UTC')" });
+  const block = Buffer.from('xx\tpre\tencoded\tyy', 'utf8');
+  const row = new EncodedRow(block, 3, 14, 't', 0, '1', 'ok', 'loop', 1, 'ModelCalled', undefined);
+  row.ingested_at = '2026-12-07 12:00:00';
+  const tsv = rowEncoder<Row>('TabSeparated', spec);
+  tsv.row(row as unknown as Row);
+  tsv.row({ a: 'plain', ingested_at: '2026-12-07 12:00:00' });
+  assert.equal(Buffer.concat(tsv.take()).toString('utf8'), 'pre\tencoded\t2026-12-07 12:00:00\nplain\t2026-12-07 12:00:00\n');
+  assert.throws(() => rowEncoder<Row>('RowBinary', spec).row(row as unknown as Row), /cannot be written as RowBinary/);
 });

@@ -8,7 +8,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { tsvChunks, tsvField, type Columns } from '../../../src/store/tsv.js';
+import { EncodedRow } from '../../../src/rows/encoded.js';
+import { tsvChunks, tsvEncodedRows, tsvField, type Columns } from '../../../src/store/tsv.js';
 
 interface Row {
   a: string;
@@ -72,4 +73,36 @@ test('any strings: the body equals the reference (property)', () => {
     }),
     { numRuns: 500 },
   );
+});
+
+test("a worker thread's encoded rows, stamped by the flush, give the bytes of the rows themselves (property)", () => {
+  const text = fc.oneof(
+    fc.string({ unit: 'grapheme', maxLength: 80 }),
+    fc.string({ unit: fc.constantFrom('\\', '\t', '\n', '\r', '\0', 'a', 'é', '\ud800', '🙂'), maxLength: 150 }),
+  );
+  fc.assert(
+    fc.property(fc.array(fc.record({ a: text, b: fc.maxSafeNat(), c: text }), { maxLength: 30 }), text, fc.integer({ min: 1, max: 40 }), (rows, stamp, perChunk) => {
+      const { block, ends } = tsvEncodedRows(rows, COLUMNS);
+      assert.equal(ends.length, rows.length);
+      // Handles as the driver holds them: only the last column (the stamp) as a field, the rest as bytes.
+      let start = 0;
+      const handles = rows.map((_, i) => {
+        const h = new EncodedRow(block, start, ends[i]!, 't', 0, String(i), 'ok', undefined, undefined, undefined, undefined);
+        h.ingested_at = stamp;
+        start = ends[i]!;
+        return h as unknown as Row;
+      });
+      const stamped = rows.map((r) => ({ ...r, c: stamp }));
+      assert.deepEqual(Buffer.concat([...tsvChunks(handles, COLUMNS, perChunk)]), body(stamped));
+      // Mixed with rows of fields (a malformed row put in place of a refused one).
+      const mixed = [...handles.slice(0, 2), ...stamped.slice(2, 4), ...handles.slice(4)];
+      assert.deepEqual(Buffer.concat([...tsvChunks(mixed, COLUMNS, perChunk)]), body(stamped));
+    }),
+  );
+});
+
+test("the encoded rows' block is memory of its own, not a slice of Node's shared pool (it is transferred to another thread)", () => {
+  const { block } = tsvEncodedRows([{ a: 'x', b: 1, c: 'y' }], COLUMNS);
+  assert.equal(block.byteOffset, 0);
+  assert.equal(block.buffer.byteLength, block.length);
 });
