@@ -14,7 +14,11 @@
  *    (read from a database the migrations just made), changed as named:
  *    - current: as migrated (hashes as 64 hex characters, computed_hash on
  *      every row, the payload facts in ten typed slots the kinds share,
- *      migration 0022);
+ *      migration 0022), in TabSeparated built by ingest's own writer;
+ *    - rowbinary: the same table, the body in RowBinary built by ingest's
+ *      own encoder (src/store/rowbinary.ts; AGENTLEDGER_INSERT_FORMAT);
+ *    - rowbinary-fixed-hashes: hash and computed_hash FixedString(32), sent
+ *      as their 32 raw bytes in RowBinary (a layout only: no migration has it);
  *    - facts-34: the layout before 0022, the 34 payload facts each in its
  *      own column (0008), mostly empty;
  *    - computed-if-differs: computed_hash '' where it equals hash;
@@ -59,14 +63,18 @@ import type { EnvelopeRow } from '../src/rows/rows.js';
 import { ENVELOPE_COLUMNS } from '../src/store/columns.js';
 import { ENVELOPE_FACTS, FACT_NAMES, unfoldSlots } from '../src/rows/envelope-facts.js';
 import { tsvField } from '../src/store/tsv.js';
+import { encodeRows, type InsertFormat } from '../src/store/insert-format.js';
+import { COLUMN_TYPES, type ColumnType, type TableSpec } from '../src/store/table-spec.js';
 import { MemoryChains } from '../src/verify/memory-chains.js';
 
 const HELP = `Usage: node dist/bench/columns.js [options]   (after npx tsc -p tsconfig.json)
 
 ClickHouse CPU per stored envelope row for several column layouts of the
-envelopes table (current, computed_hash only where it differs, hashes as
-FixedString(32), both, and no fact columns as a bound), the same rows
-inserted into each in rotated rounds. Needs the local stack.
+envelopes table and insert formats (current in TabSeparated, the same in
+RowBinary, hashes as FixedString(32) in RowBinary and in TabSeparated,
+computed_hash only where it differs, both, the 34 fact columns before 0022,
+and no fact columns as a bound), the same rows inserted into each in rotated
+rounds. Needs the local stack.
 
   --loops N            loops of generated traffic (default 4000)
   --envelopes N        envelopes per loop (default 50; ~1 KB each)
@@ -131,6 +139,11 @@ interface Column {
 }
 interface Layout {
   name: string;
+  /**
+   * The body's format, built by ingest's own encoder (src/store/insert-format.ts)
+   * from the rows' fields; unset: TabSeparated from each column's `field`, joined here.
+   */
+  format?: InsertFormat;
   /** The layout's columns, in table order, from the migrated table's types. */
   columns(migrated: ReadonlyMap<string, string>): Column[];
 }
@@ -180,9 +193,19 @@ const factsOf = (r: EnvelopeRow): ReturnType<typeof unfoldSlots> => {
   return unfolded!;
 };
 
+/** A migrated column's type as the RowBinary encoder knows it (a layout with another type is not built in RowBinary). */
+function columnType(type: string): ColumnType {
+  if ((COLUMN_TYPES as readonly string[]).includes(type)) return type as ColumnType;
+  throw new Error(`the RowBinary encoder has no column type ${type}`);
+}
+
 const computedIfDiffers: Field = (r) => (r.computed_hash === r.hash ? '' : r.computed_hash);
+const hashesFixed = migratedColumns((c, t) => (c === 'hash' || c === 'computed_hash' ? 'FixedString(32)' : t));
 const LAYOUTS: Layout[] = [
-  { name: 'current', columns: migratedColumns((_c, t) => t) },
+  { name: 'current', format: 'TabSeparated', columns: migratedColumns((_c, t) => t) },
+  { name: 'rowbinary', format: 'RowBinary', columns: migratedColumns((_c, t) => t) },
+  // Hashes as 32 raw bytes: the encoder writes FixedString(32) from the row's hex ('' as zero bytes).
+  { name: 'rowbinary-fixed-hashes', format: 'RowBinary', columns: hashesFixed },
   { name: 'computed-if-differs', columns: migratedColumns((_c, t) => t, (c) => (c === 'computed_hash' ? computedIfDiffers : undefined)) },
   {
     name: 'binary-hashes',
@@ -289,6 +312,7 @@ interface Built {
   columns: string[];
   /** The columns as file()'s structure argument ("name Type, …"). */
   structure: string;
+  format: InsertFormat;
   bodies: Buffer[];
   bytes: number;
   buildUsPerRow: number;
@@ -301,7 +325,14 @@ function build(layout: Layout, migrated: Map<string, string>, engine: string, ro
   const ddl = `CREATE TABLE ${table} (${structure}) ENGINE = ${engine}`;
   const fields: Field[] = cols.map((c) => c.field);
   const last = fields.length - 1;
-  const once = (): Buffer[] => {
+  const encoded = (format: InsertFormat) => (): Buffer[] => {
+    // The layout's columns are fields of the rows (the layouts with a format keep the migrated names).
+    const spec: TableSpec<EnvelopeRow> = { columns: columns as TableSpec<EnvelopeRow>['columns'], types: cols.map((c) => columnType(c.type)) };
+    const bodies: Buffer[] = [];
+    for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) bodies.push(Buffer.concat(encodeRows(format, spec, rows.slice(i, i + ROWS_PER_INSERT))));
+    return bodies;
+  };
+  const joined = (): Buffer[] => {
     const bodies: Buffer[] = [];
     for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) {
       let text = '';
@@ -313,12 +344,13 @@ function build(layout: Layout, migrated: Map<string, string>, engine: string, ro
     }
     return bodies;
   };
+  const once = layout.format === undefined ? joined : encoded(layout.format);
   // Built twice, the second timed: the first warms the JIT up for this layout.
   once();
   const started = process.cpuUsage();
   const bodies = once();
   const cpu = process.cpuUsage(started);
-  return { layout, ddl, columns, structure, bodies, bytes: bodies.reduce((s, b) => s + b.length, 0), buildUsPerRow: (cpu.user + cpu.system) / rows.length };
+  return { layout, ddl, columns, structure, format: layout.format ?? 'TabSeparated', bodies, bytes: bodies.reduce((s, b) => s + b.length, 0), buildUsPerRow: (cpu.user + cpu.system) / rows.length };
 }
 
 // ---------------------------------------------------------------- one round of one layout
@@ -333,7 +365,7 @@ async function measure(b: Built, pid: string, rows: number): Promise<Measured> {
   const table = `v_${b.layout.name.replace(/-/g, '_')}`;
   await post(`DROP TABLE IF EXISTS ${table}`);
   await post(b.ddl.replace(/^CREATE TABLE \S+/, `CREATE TABLE ${table}`));
-  const insert = `INSERT INTO ${table} (${b.columns.join(', ')}) FORMAT TabSeparated`;
+  const insert = `INSERT INTO ${table} (${b.columns.join(', ')}) FORMAT ${b.format}`;
   const cpu0 = cpuSeconds(pid);
   for (const body of b.bodies) await post(insert, body);
   const cpu1 = cpuSeconds(pid);
@@ -415,11 +447,11 @@ function chdb(dir: string, built: Built[], rows: number): void {
     rows,
     layouts: built.map((b) => {
       const paths = b.bodies.map((body, i) => {
-        const path = join(dir, `${b.layout.name}.${String(i).padStart(4, '0')}.tsv`);
+        const path = join(dir, `${b.layout.name}.${String(i).padStart(4, '0')}.${b.format === 'RowBinary' ? 'bin' : 'tsv'}`);
         writeFileSync(path, body);
         return path;
       });
-      return { name: b.layout.name, ddl: b.ddl, structure: b.structure, paths };
+      return { name: b.layout.name, ddl: b.ddl, structure: b.structure, format: b.format, paths };
     }),
   };
   const specPath = join(dir, 'spec.json');

@@ -2,11 +2,12 @@
 """The ClickHouse 25.8 half of bench/columns.ts, on chdb (ClickHouse embedded).
 
 bench/columns.ts writes a spec (JSON) and the insert bodies of every layout
-(one TabSeparated file per insert request), then runs this with the
-interpreter test/modern/run.sh installed chdb into:
+(one file per insert request, in the layout's format: TabSeparated or
+RowBinary), then runs this with the interpreter test/modern/run.sh installed
+chdb into:
 
   {"rounds": N, "rows": R,
-   "layouts": [{"name", "ddl", "structure", "paths": [file, ...]}, ...]}
+   "layouts": [{"name", "ddl", "structure", "format", "paths": [file, ...]}, ...]}
 
 Per round (the layout order rotated each round) and layout: a fresh table,
 one INSERT ... SELECT FROM file() per body file, merges awaited, OPTIMIZE
@@ -61,7 +62,7 @@ def main(argv: list[str]) -> int:
                     structure = layout["structure"].replace("'", "\\'")
                     cpu0 = time.process_time()
                     for path in layout["paths"]:
-                        session.query(f"INSERT INTO {table} SELECT * FROM file('{path}', 'TabSeparated', '{structure}')", "Null")
+                        session.query(f"INSERT INTO {table} SELECT * FROM file('{path}', '{layout.get('format', 'TabSeparated')}', '{structure}')", "Null")
                     cpu1 = time.process_time()
                     settle = time.perf_counter()
                     while int(scalar(f"SELECT count() FROM system.merges WHERE table = '{table}'")) > 0 and time.perf_counter() - settle < 60:

@@ -83,8 +83,8 @@ Options:
     // On a cluster, the state reads ask every replica (replicas.ts).
     const stateSql = await stateSqlFor(clickhouse, config.clickhouse);
     const envelopeOptions = { seqEncoding: config.envelopes.seqEncoding, maxPayloadBytes: config.envelopes.maxPayloadBytes };
-    const envelopes = new EnvelopeStream(config.kafka.topics.envelopes, new EnvelopeStore(clickhouse, stateSql), envelopeOptions, config.caches.headEntries, cacheMetrics(metrics, 'loop_heads'));
-    const craze = new CrazeStream(config.kafka.topics.craze, new CrazeStore(clickhouse, stateSql), config.caches.crazeSessions, cacheMetrics(metrics, 'craze_sessions'));
+    const envelopes = new EnvelopeStream(config.kafka.topics.envelopes, new EnvelopeStore(clickhouse, stateSql, config.insertFormat), envelopeOptions, config.caches.headEntries, cacheMetrics(metrics, 'loop_heads'));
+    const craze = new CrazeStream(config.kafka.topics.craze, new CrazeStore(clickhouse, stateSql, config.insertFormat), config.caches.crazeSessions, cacheMetrics(metrics, 'craze_sessions'));
     const threads = config.judgeThreads;
     // Judged in worker threads (pipeline/threaded.ts), each with its share of the caches' budget.
     const threaded = <Row extends KafkaColumns>(local: Stream<Row>, spec: JudgeSpec, cache: string): Stream<Row> =>

@@ -1,32 +1,112 @@
 /**
- * The column lists the inserts name, in table order, derived from the row
- * shapes of src/rows/: a field left out of a list does not compile.
+ * The tables' columns as the inserts name them, in table order, with each
+ * one's ClickHouse type (what a RowBinary insert writes by: table-spec.ts),
+ * derived from the row shapes of src/rows/: a field left out does not
+ * compile, and test/integration/rowbinary.test.ts checks every type against
+ * the migrated tables (specDrift).
  */
-import { SLOT_NAMES } from '../rows/envelope-facts.js';
-import type { CrazeRow, EnvelopeColumns, EnvelopeRow, KafkaColumns } from '../rows/rows.js';
-import { columnsOf, type Columns } from './tsv.js';
+import { ENVELOPE_SLOTS } from '../rows/envelope-facts.js';
+import type { CrazeRow, EnvelopeColumns, EnvelopeRow, EnvelopeSlots, KafkaColumns } from '../rows/rows.js';
+import { joinSpecs, tableSpec, type TableSpec } from './table-spec.js';
+import type { Columns } from './tsv.js';
 
 /** Where a row's record was read: the last columns of every table. */
-const KAFKA_COLUMNS = columnsOf<KafkaColumns>({ kafka_topic: true, kafka_partition: true, kafka_offset: true, ingested_at: true });
-
-/** The envelopes table's columns as an insert names them: 0001's, the slots that store the facts (rows/envelope-facts.ts), the Kafka ones. */
-export const ENVELOPE_COLUMNS: Columns<EnvelopeRow> = [
-  ...columnsOf<EnvelopeColumns>({
-    loop_id: true, seq: true, time: true, time_text: true, kind: true, kind_class: true, hash: true, computed_hash: true, payload: true,
-    verdict: true, detail: true, evidence: true,
-  }),
-  ...SLOT_NAMES,
-  ...KAFKA_COLUMNS,
-];
-
-/** The craze_events table's columns as an insert names them (every field of CrazeRow). */
-export const CRAZE_COLUMNS: Columns<CrazeRow> = columnsOf<CrazeRow>({
-  session_id: true, incarnation: true, seq: true, event_type: true, at: true, at_text: true, agent: true, replayed: true, event: true,
-  verdict: true, detail: true, cwd: true, provider: true, craze_version: true, model: true, report: true, cost_pico: true,
-  input_tokens: true, output_tokens: true, reasoning_tokens: true, cache_read_tokens: true, cache_creation_tokens: true, unpriced: true,
-  turn_id: true, turn_outcome: true, turn_synthetic: true, err_class: true, subagent_id: true, subagent_attempt: true,
-  subagent_change: true, subagent_status: true, tool_name: true, tool_kind: true, tool_status: true, tool_exit_code: true, ask_kind: true,
-  ask_outcome: true, ask_by: true, compaction_phase: true, compaction_reason: true, tokens_before: true, tokens_after: true,
-  error_class: true, error_code: true, account_state: true, kafka_topic: true, kafka_partition: true, kafka_offset: true,
-  ingested_at: true,
+const KAFKA: TableSpec<KafkaColumns> = tableSpec<KafkaColumns>({
+  kafka_topic: 'String',
+  kafka_partition: 'UInt32',
+  kafka_offset: 'UInt64',
+  ingested_at: "DateTime('UTC')",
 });
+
+/** envelopes (and envelopes_probe): 0001's columns, the slots that store the facts (rows/envelope-facts.ts, 0022), the Kafka ones. */
+export const ENVELOPE_TABLE: TableSpec<EnvelopeRow> = joinSpecs(
+  joinSpecs(
+    tableSpec<EnvelopeColumns>({
+      loop_id: 'String',
+      seq: 'UInt64',
+      time: "DateTime('UTC')",
+      time_text: 'String',
+      kind: 'String',
+      kind_class: 'String',
+      hash: 'String',
+      computed_hash: 'String',
+      payload: 'String',
+      verdict: 'String',
+      detail: 'String',
+      evidence: 'String',
+    }),
+    tableSpec<EnvelopeSlots>(ENVELOPE_SLOTS),
+  ),
+  KAFKA,
+);
+
+/** The envelopes table's columns as an insert names them. */
+export const ENVELOPE_COLUMNS: Columns<EnvelopeRow> = ENVELOPE_TABLE.columns;
+
+/** A loop_heads row (0006): the fields of an envelopes row it keeps, so an envelopes row is one. */
+export type LoopHeadRow = Pick<EnvelopeRow, 'loop_id' | 'seq' | 'hash' | 'computed_hash' | 'time_text' | 'verdict'> & KafkaColumns;
+
+/** loop_heads. */
+export const LOOP_HEAD_TABLE: TableSpec<LoopHeadRow> = joinSpecs(
+  tableSpec<Pick<EnvelopeRow, 'loop_id' | 'seq' | 'hash' | 'computed_hash' | 'time_text' | 'verdict'>>({
+    loop_id: 'String',
+    seq: 'UInt64',
+    hash: 'String',
+    computed_hash: 'String',
+    time_text: 'String',
+    verdict: 'String',
+  }),
+  KAFKA,
+);
+
+/** craze_events (and craze_events_probe), 0003: every field of CrazeRow, the Kafka ones last. */
+export const CRAZE_TABLE: TableSpec<CrazeRow> = joinSpecs(tableSpec<Omit<CrazeRow, keyof KafkaColumns>>({
+  session_id: 'String',
+  incarnation: 'String',
+  seq: 'UInt64',
+  event_type: 'String',
+  at: "DateTime('UTC')",
+  at_text: 'String',
+  agent: 'String',
+  replayed: 'UInt8',
+  event: 'String',
+  verdict: 'String',
+  detail: 'String',
+  cwd: 'String',
+  provider: 'String',
+  craze_version: 'String',
+  model: 'String',
+  report: 'UInt8',
+  cost_pico: 'Int64',
+  input_tokens: 'Int64',
+  output_tokens: 'Int64',
+  reasoning_tokens: 'Int64',
+  cache_read_tokens: 'Int64',
+  cache_creation_tokens: 'Int64',
+  unpriced: 'UInt8',
+  turn_id: 'String',
+  turn_outcome: 'String',
+  turn_synthetic: 'UInt8',
+  err_class: 'String',
+  subagent_id: 'String',
+  subagent_attempt: 'String',
+  subagent_change: 'String',
+  subagent_status: 'String',
+  tool_name: 'String',
+  tool_kind: 'String',
+  tool_status: 'String',
+  tool_exit_code: 'Int64',
+  ask_kind: 'String',
+  ask_outcome: 'String',
+  ask_by: 'String',
+  compaction_phase: 'String',
+  compaction_reason: 'String',
+  tokens_before: 'Int64',
+  tokens_after: 'Int64',
+  error_class: 'String',
+  error_code: 'Int64',
+  account_state: 'String',
+}), KAFKA);
+
+/** The craze_events table's columns as an insert names them. */
+export const CRAZE_COLUMNS: Columns<CrazeRow> = CRAZE_TABLE.columns;

@@ -5,8 +5,8 @@
  */
 import type { ClickHouseClient } from '@clickhouse/client';
 import { incarnationKey, type CrazeRow, type IncarnationHead } from '../rows/rows.js';
-import { CRAZE_COLUMNS } from './columns.js';
-import { insertTsv } from './tsv.js';
+import { CRAZE_TABLE } from './columns.js';
+import { DEFAULT_INSERT_FORMAT, insertRows, type InsertFormat } from './insert-format.js';
 import { ONE_SERVER, type StateSql } from '../clickhouse/replicas.js';
 import { inListChunks } from '../clickhouse/sql.js';
 import { partitionProgress } from './progress.js';
@@ -14,10 +14,15 @@ import { queryRows } from './queries.js';
 
 
 export class CrazeStore {
-  /** `sql`: how a state read reaches the rows (on a cluster, every replica: replicas.ts). */
+  /**
+   * `sql`: how a state read reaches the rows (on a cluster, every replica:
+   * replicas.ts); `format`: what the inserts and probes send
+   * (AGENTLEDGER_INSERT_FORMAT).
+   */
   constructor(
     private readonly ch: ClickHouseClient,
     private readonly sql: StateSql = ONE_SERVER,
+    readonly format: InsertFormat = DEFAULT_INSERT_FORMAT,
   ) {}
 
   progress(topic: string, partition: number, since = 0): Promise<bigint> {
@@ -46,11 +51,11 @@ export class CrazeStore {
 
   /** Parses and checks rows as insert() does, storing nothing: craze_events_probe is a Null-engine twin (migration 0007). */
   probe(rows: readonly CrazeRow[]): Promise<void> {
-    return insertTsv(this.ch, 'craze_events_probe', rows, CRAZE_COLUMNS);
+    return insertRows(this.ch, 'craze_events_probe', CRAZE_TABLE, rows, this.format);
   }
 
   insert(rows: readonly CrazeRow[], queryId?: string): Promise<void> {
-    return insertTsv(this.ch, 'craze_events', rows, CRAZE_COLUMNS, queryId);
+    return insertRows(this.ch, 'craze_events', CRAZE_TABLE, rows, this.format, queryId);
   }
 
   /** craze_events has no derived table. */

@@ -6,8 +6,8 @@
  */
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { EnvelopeRow, StoredHead, StoredVersion } from '../rows/rows.js';
-import { ENVELOPE_COLUMNS } from './columns.js';
-import { insertTsv } from './tsv.js';
+import { ENVELOPE_TABLE, LOOP_HEAD_TABLE, type LoopHeadRow } from './columns.js';
+import { DEFAULT_INSERT_FORMAT, insertRows, type InsertFormat } from './insert-format.js';
 import { ONE_SERVER, type StateSql } from '../clickhouse/replicas.js';
 import { inListChunks, renderSql } from '../clickhouse/sql.js';
 import { partitionProgress } from './progress.js';
@@ -18,10 +18,15 @@ export const HEAD_VERDICTS: ReadonlySet<string> = new Set(['ok', 'mismatch', 'ga
 
 
 export class EnvelopeStore {
-  /** `sql`: how a state read reaches the rows (on a cluster, every replica: replicas.ts). */
+  /**
+   * `sql`: how a state read reaches the rows (on a cluster, every replica:
+   * replicas.ts); `format`: what the inserts and probes send
+   * (AGENTLEDGER_INSERT_FORMAT).
+   */
   constructor(
     private readonly ch: ClickHouseClient,
     private readonly sql: StateSql = ONE_SERVER,
+    readonly format: InsertFormat = DEFAULT_INSERT_FORMAT,
   ) {}
 
   /** The offset after the last stored record of a partition (0 when none), among rows inserted since `since`. */
@@ -74,7 +79,7 @@ export class EnvelopeStore {
 
   /** Parses and checks rows as insert() does, storing nothing: envelopes_probe is a Null-engine twin (migration 0007). */
   probe(rows: readonly EnvelopeRow[]): Promise<void> {
-    return insertTsv(this.ch, 'envelopes_probe', rows, ENVELOPE_COLUMNS);
+    return insertRows(this.ch, 'envelopes_probe', ENVELOPE_TABLE, rows, this.format);
   }
 
   /**
@@ -83,7 +88,7 @@ export class EnvelopeStore {
    * at all, and the durable progress never covers a record whose row is lost.
    */
   insert(rows: readonly EnvelopeRow[], queryId?: string): Promise<void> {
-    return insertTsv(this.ch, 'envelopes', rows, ENVELOPE_COLUMNS, queryId);
+    return insertRows(this.ch, 'envelopes', ENVELOPE_TABLE, rows, this.format, queryId);
   }
 
   /**
@@ -98,8 +103,10 @@ export class EnvelopeStore {
       const h = heads.get(r.loop_id);
       if (!h || r.seq > h.seq) heads.set(r.loop_id, r);
     }
-    if (heads.size === 0) return;
-    const values = [...heads.values()].map((r) => ({
+    // Copied out of the rows: a row a worker thread judged (rows/encoded.ts) carries
+    // these fields, but its bytes are the envelopes insert's, which the encoders
+    // would write as they are.
+    const values: LoopHeadRow[] = [...heads.values()].map((r) => ({
       loop_id: r.loop_id,
       seq: r.seq,
       hash: r.hash,
@@ -111,7 +118,7 @@ export class EnvelopeStore {
       kafka_offset: r.kafka_offset,
       ingested_at: r.ingested_at,
     }));
-    await this.ch.insert({ table: 'loop_heads', values, format: 'JSONEachRow' });
+    await insertRows(this.ch, 'loop_heads', LOOP_HEAD_TABLE, values, this.format);
   }
 
   /**

@@ -14,6 +14,7 @@
 import { Readable } from 'node:stream';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { encodedOf } from '../rows/encoded.js';
+import { ChunkWriter } from './chunks.js';
 
 /** The row fields an insert writes, in order (never empty: @clickhouse/client's `columns`). */
 export type Columns<Row> = [keyof Row & string, ...(keyof Row & string)[]];
@@ -55,51 +56,17 @@ for (const [c, letter] of [[0x5c, 0x5c], [0x09, 0x74], [0x0a, 0x6e], [0x0d, 0x72
  */
 const SHORT = 16;
 
-/** The bytes of a chunk, before it is handed on (larger when one field needs more). */
-const CHUNK_BYTES = 256 * 1024;
-
 /**
- * TabSeparated text written straight into buffers: no string per field or
- * per row, no UTF-8 encoding of the whole body after it is built. A short
- * ASCII field (verdicts, kinds, slots, offsets, most ids) is copied a
+ * TabSeparated text written straight into buffers (chunks.ts): no string per
+ * field or per row, no UTF-8 encoding of the whole body after it is built.
+ * A short ASCII field (verdicts, kinds, slots, offsets, most ids) is copied a
  * character a byte, escaped on the way; a longer (hashes, times, payloads)
  * or non-ASCII one is
  * encoded by Buffer.write, after the RegExp test that finds a special
  * character in the rare field that has one. The bytes are those of
  * tsvField's text encoded as UTF-8 (a unit test holds the two together).
  */
-class TsvWriter {
-  private buf = Buffer.allocUnsafe(CHUNK_BYTES);
-  private pos = 0;
-  private readonly chunks: Buffer[] = [];
-
-  /** Room for `bytes` more: the full part of the buffer becomes a chunk, writing goes on in a new one. */
-  private room(bytes: number): void {
-    if (this.pos + bytes <= this.buf.length) return;
-    if (this.pos > 0) this.chunks.push(this.buf.subarray(0, this.pos));
-    this.buf = Buffer.allocUnsafe(Math.max(CHUNK_BYTES, bytes));
-    this.pos = 0;
-  }
-
-  /** Bytes written as they are (a row a worker thread encoded). */
-  raw(from: Buffer, start: number, end: number): void {
-    this.room(end - start);
-    this.pos += from.copy(this.buf, this.pos, start, end);
-  }
-
-  /** Bytes written since the writer was made. */
-  get written(): number {
-    let n = this.pos;
-    for (const c of this.chunks) n += c.length;
-    return n;
-  }
-
-  /** One byte (a separator). */
-  byte(b: number): void {
-    this.room(1);
-    this.buf[this.pos++] = b;
-  }
-
+export class TsvWriter extends ChunkWriter {
   /** One value as a TabSeparated field (tsvField's rules). */
   field(value: unknown): void {
     if (typeof value === 'string') this.text(value);
@@ -139,16 +106,6 @@ class TsvWriter {
     // At most 3 UTF-8 bytes per UTF-16 unit (a surrogate pair: 4 for 2).
     this.room(3 * text.length);
     this.pos += this.buf.write(text, this.pos, 'utf8');
-  }
-
-  /** The bytes written since the last take(), as chunks. */
-  take(): Buffer[] {
-    if (this.pos > 0) {
-      this.chunks.push(this.buf.subarray(0, this.pos));
-      this.buf = this.buf.subarray(this.pos);
-      this.pos = 0;
-    }
-    return this.chunks.splice(0);
   }
 }
 

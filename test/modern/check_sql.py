@@ -17,7 +17,12 @@ proves the modern half with chdb (ClickHouse embedded in a Python module):
      a few rows planted in the tables the panels read, with readonly=1,
   5. migration 0022 over rows stored by 0008's layout (facts by name): every
      fact reads the same after it, a new part holds the slots only, and an
-     insert naming a fact is refused.
+     insert naming a fact is refused,
+  6. the insert formats (src/store/insert-format.ts): the columns and types
+     ingest's encoders declare are the migrated tables' (no drift), and the
+     hostile rows of test/fixtures/rowbinary/ inserted as TabSeparated and as
+     RowBinary into envelopes and craze_events read back as RowBinary byte for
+     byte the fixture's .rowbinary file.
 
 Statements are split exactly as src/migrate/migrations.ts splitStatements()
 does. Prints one line per statement and a final `N passed, M failed`; exits 1 on
@@ -286,6 +291,38 @@ def check_fold(root: Path, session, check, fail) -> None:
         check("<fold>: an insert naming a fact is refused", "SELECT 1")
 
 
+def check_rowbinary(root: Path, session, check, fail) -> None:
+    """Step 6: both insert formats of the fixture's rows read back byte for byte the same, on current ClickHouse."""
+    fixtures = root / "test" / "fixtures" / "rowbinary"
+    for spec_path in sorted(fixtures.glob("*.json")):
+        spec = json.loads(spec_path.read_text(encoding="utf-8"))
+        table, columns = spec["table"], spec["columns"]
+        label = f"<formats> {table}"
+        described = session.query(
+            f"SELECT name, type FROM system.columns WHERE database = currentDatabase() AND table = '{table}' "
+            "AND default_kind NOT IN ('ALIAS', 'MATERIALIZED') ORDER BY position", "JSONEachRow").bytes().decode()
+        stored = [[c["name"], c["type"]] for c in map(json.loads, described.splitlines())]
+        if sorted(stored) != sorted(columns):
+            fail(f"{label}: declared columns", f"the table stores {stored}, the encoders declare {columns}")
+        else:
+            check(f"{label}: the declared columns and types are the table's", "SELECT 1")
+        names = ", ".join(name for name, _ in columns)
+        structure = ", ".join(f"{name} {type_}" for name, type_ in columns).replace("'", "\\'")
+        want = (fixtures / f"{table}.rowbinary").read_bytes()
+        for fmt, ext in (("TabSeparated", "tsv"), ("RowBinary", "rowbinary")):
+            copy = f"formats_{table}_{ext}"
+            check(f"{label}: a table like it for {fmt}", f"CREATE TABLE {copy} AS {table}")
+            check(f"{label}: the fixture inserted as {fmt}",
+                  f"INSERT INTO {copy} ({names}) SELECT {names} FROM file('{fixtures / f'{table}.{ext}'}', '{fmt}', '{structure}')")
+            got = session.query(f"SELECT {names} FROM {copy} ORDER BY {spec['order']}", "RowBinary").bytes()
+            if got != want:
+                at = next((i for i in range(min(len(got), len(want))) if got[i] != want[i]), min(len(got), len(want)))
+                fail(f"{label}: {fmt} read back", f"{len(got)} bytes, want {len(want)}; first difference at byte {at}")
+            else:
+                check(f"{label}: {fmt} reads back as the encoder's RowBinary, byte for byte ({len(want)} bytes)", "SELECT 1")
+            check(f"{label}: drop {copy}", f"DROP TABLE {copy}")
+
+
 def check_grafana(root: Path, session, check, fail) -> None:
     """Step 4: the dashboard's queries, expanded as the plugin sends them."""
     sys.dont_write_bytecode = True  # no __pycache__ in the work tree
@@ -518,6 +555,7 @@ def main(argv: list[str]) -> int:
             fact("<facts>: chain_violations is a view (flagged envelopes first, 0019)",
                  "SELECT engine FROM system.tables WHERE database = currentDatabase() AND name = 'chain_violations'", "View")
 
+            check_rowbinary(root, session, check, fail)
             # After the facts: they count the parts of envelopes, which the dashboard's rows add to.
             check_grafana(root, session, check, fail)
             check_fold(root, session, check, fail)
