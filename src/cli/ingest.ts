@@ -9,10 +9,10 @@ import { stateSqlFor } from '../clickhouse/replicas.js';
 import { CrazeStream } from '../pipeline/craze.js';
 import { EnvelopeStream } from '../pipeline/envelopes.js';
 import type { Stream } from '../pipeline/stream.js';
-import { ThreadedStream } from '../pipeline/threaded.js';
-import { EncodedStream } from '../pipeline/encoded-batch.js';
+import { ThreadedStream } from '../judging/threaded.js';
+import { EncodedStream } from '../judging/encoded-batch.js';
 import { CRAZE_COLUMNS, ENVELOPE_COLUMNS } from '../store/columns.js';
-import type { JudgeSpec } from '../pipeline/threaded-protocol.js';
+import type { JudgeSpec } from '../judging/threaded-protocol.js';
 import { Queue } from 'bullmq';
 import { addNews } from '../alerts/news.js';
 import { AlertTrigger } from '../alerts/trigger.js';
@@ -86,7 +86,7 @@ Options:
     const envelopes = new EnvelopeStream(config.kafka.topics.envelopes, new EnvelopeStore(clickhouse, stateSql, config.insertFormat), envelopeOptions, config.caches.headEntries, cacheMetrics(metrics, 'loop_heads'));
     const craze = new CrazeStream(config.kafka.topics.craze, new CrazeStore(clickhouse, stateSql, config.insertFormat), config.caches.crazeSessions, cacheMetrics(metrics, 'craze_sessions'));
     const threads = config.judgeThreads;
-    // Judged in worker threads (pipeline/threaded.ts), each with its share of the caches' budget.
+    // Judged in worker threads (judging/threaded.ts), each with its share of the caches' budget.
     const threaded = <Row extends KafkaColumns>(local: Stream<Row>, spec: JudgeSpec, cache: string): Stream<Row> =>
       new ThreadedStream(local, { threads, spec, clickhouse: config.clickhouse, observer: cacheMetrics(metrics, cache), isolate: { metrics, log } });
     const streams: Stream[] =

@@ -1,5 +1,5 @@
 /**
- * A row judged in a worker thread (pipeline/threaded.ts) reaches the
+ * A row judged in a worker thread (judging/threaded.ts) reaches the
  * driver as bytes: every column of its insert but the last, ingested_at,
  * which only the flush knows (ingest/writer.ts stamps it). The driver holds
  * it as a handle: the few fields it and the stores read of a row outside

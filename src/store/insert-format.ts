@@ -145,7 +145,7 @@ export async function insertRows<Row>(
   if (rows.length === 0) return;
   const id = queryId ? { query_id: queryId } : {};
   // Rows judged in worker threads (rows/encoded.ts) arrive as TabSeparated
-  // bytes (pipeline/judge-worker.ts writes them so): an insert holding any is
+  // bytes (judging/judge-worker.ts writes them so): an insert holding any is
   // sent as TabSeparated, whatever the format, rather than parsed back. The
   // stored bytes are the same (rowbinary.test.ts).
   if (format === 'TabSeparated' || rows.some((r) => encodedOf(r as object) !== undefined)) {

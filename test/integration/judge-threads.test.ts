@@ -1,5 +1,5 @@
 /**
- * Judging in worker threads (src/pipeline/threaded.ts) against judging in
+ * Judging in worker threads (src/judging/threaded.ts) against judging in
  * one thread, on the real ClickHouse: the same batches of one hostile
  * corpus (every planted chain problem, redeliveries, malformed records,
  * records whose key is not their LoopID, loops spread over partitions),
@@ -21,8 +21,8 @@ import { migrate } from '../../src/migrate/migrate.js';
 import { createMetrics } from '../../src/observability/metrics.js';
 import { EnvelopeStream, type EnvelopeBatchOptions } from '../../src/pipeline/envelopes.js';
 import type { SourceRecord } from '../../src/pipeline/stream.js';
-import { EncodedStream } from '../../src/pipeline/encoded-batch.js';
-import { ThreadedStream, threadOf } from '../../src/pipeline/threaded.js';
+import { EncodedStream } from '../../src/judging/encoded-batch.js';
+import { ThreadedStream, threadOf } from '../../src/judging/threaded.js';
 import type { EnvelopeRow } from '../../src/rows/rows.js';
 import { ENVELOPE_COLUMNS } from '../../src/store/columns.js';
 import { EnvelopeStore, HEAD_VERDICTS } from '../../src/store/envelope-store.js';
@@ -49,7 +49,7 @@ function batches(): SourceRecord[][] {
   for (const m of malformedRecords()) values.push({ key: m.key === null ? null : Buffer.from(m.key), value: m.value });
   // Keys that are not the LoopID (a producer bug the rows note), each loop's
   // the same (a loop keyed two ways may be split across threads, as across
-  // the partitions of two processes: src/pipeline/threaded.ts), and
+  // the partitions of two processes: src/judging/threaded.ts), and
   // redeliveries of whole stretches.
   const wrong = new Map<string, string>();
   for (const [i, v] of values.entries()) {

@@ -31,9 +31,9 @@ import type { ClickHouseSettings } from '../clickhouse/client.js';
 import { ContentError, FatalError, TransientError, type FailureKind } from '../errors/errors.js';
 import { processIsolating, type IsolateDeps } from '../ingest/isolate.js';
 import type { KafkaColumns } from '../rows/rows.js';
-import { NO_CACHE_OBSERVER, type CacheObserver } from './cache-observer.js';
-import { PendingLayers } from './pending-layers.js';
-import type { DeadLetter, SourceRecord, Stream, StreamBatch } from './stream.js';
+import { NO_CACHE_OBSERVER, type CacheObserver } from '../pipeline/cache-observer.js';
+import { PendingLayers } from '../pipeline/pending-layers.js';
+import type { DeadLetter, SourceRecord, Stream, StreamBatch } from '../pipeline/stream.js';
 import { handlesOf } from './encoded-batch.js';
 import { packRecords, type JudgeReply, type JudgeRequest, type JudgeSpec, type JudgeWorkerData } from './threaded-protocol.js';
 

@@ -8,8 +8,8 @@
 import type { ClickHouseSettings } from '../clickhouse/client.js';
 import type { FailureKind } from '../errors/errors.js';
 import type { EncodedBatch } from './encoded-batch.js';
-import type { EnvelopeBatchOptions } from './envelopes.js';
-import type { SourceRecord } from './stream.js';
+import type { EnvelopeBatchOptions } from '../pipeline/envelopes.js';
+import type { SourceRecord } from '../pipeline/stream.js';
 
 /** Which stream a thread judges, and how. */
 export type JudgeSpec =

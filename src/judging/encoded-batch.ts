@@ -10,7 +10,7 @@ import { EncodedRow } from '../rows/encoded.js';
 import type { KafkaColumns } from '../rows/rows.js';
 import { HEAD_VERDICTS } from '../store/envelope-store.js';
 import { tsvEncodedRows, type Columns } from '../store/tsv.js';
-import type { DeadLetter, SourceRecord, Stream, StreamBatch } from './stream.js';
+import type { DeadLetter, SourceRecord, Stream, StreamBatch } from '../pipeline/stream.js';
 
 /** A batch's rows as bytes, and what the driver reads of them (transferable between threads). */
 export interface EncodedBatch {

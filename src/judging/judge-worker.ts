@@ -1,5 +1,5 @@
 /**
- * A judging thread of `ingest` (pipeline/threaded.ts is its other side):
+ * A judging thread of `ingest` (judging/threaded.ts is its other side):
  * one stream's decode → verify → account → rows for the records it is
  * handed, against a chain state of its own (the loops or sessions whose
  * Kafka key hashes to it), reading heads and versions from ClickHouse
@@ -18,10 +18,10 @@ import { CRAZE_COLUMNS, ENVELOPE_COLUMNS } from '../store/columns.js';
 import { CrazeStore } from '../store/craze-store.js';
 import { EnvelopeStore } from '../store/envelope-store.js';
 import type { Columns } from '../store/tsv.js';
-import { CacheCounts } from './cache-observer.js';
-import { CrazeStream } from './craze.js';
-import { EnvelopeStream } from './envelopes.js';
-import type { Stream } from './stream.js';
+import { CacheCounts } from '../pipeline/cache-observer.js';
+import { CrazeStream } from '../pipeline/craze.js';
+import { EnvelopeStream } from '../pipeline/envelopes.js';
+import type { Stream } from '../pipeline/stream.js';
 import { encodeBatch } from './encoded-batch.js';
 import { unpackRecords, type JudgeReply, type JudgeRequest, type JudgeWorkerData } from './threaded-protocol.js';
 
