@@ -11,7 +11,7 @@ import { EnvelopeStream } from '../pipeline/envelopes.js';
 import type { Stream } from '../pipeline/stream.js';
 import { ThreadedStream } from '../judging/threaded.js';
 import { EncodedStream } from '../judging/encoded-batch.js';
-import { CRAZE_COLUMNS, ENVELOPE_COLUMNS } from '../store/columns.js';
+import { CRAZE_TABLE, ENVELOPE_TABLE } from '../store/columns.js';
 import type { JudgeSpec } from '../judging/threaded-protocol.js';
 import { Queue } from 'bullmq';
 import { addNews } from '../alerts/news.js';
@@ -88,10 +88,10 @@ Options:
     const threads = config.judgeThreads;
     // Judged in worker threads (judging/threaded.ts), each with its share of the caches' budget.
     const threaded = <Row extends KafkaColumns>(local: Stream<Row>, spec: JudgeSpec, cache: string): Stream<Row> =>
-      new ThreadedStream(local, { threads, spec, clickhouse: config.clickhouse, observer: cacheMetrics(metrics, cache), isolate: { metrics, log } });
+      new ThreadedStream(local, { threads, spec, clickhouse: config.clickhouse, format: config.insertFormat, observer: cacheMetrics(metrics, cache), isolate: { metrics, log } });
     const streams: Stream[] =
       threads === 1
-        ? [new EncodedStream(envelopes, ENVELOPE_COLUMNS), new EncodedStream(craze, CRAZE_COLUMNS)]
+        ? [new EncodedStream(envelopes, ENVELOPE_TABLE, config.insertFormat), new EncodedStream(craze, CRAZE_TABLE, config.insertFormat)]
         : [
             threaded(envelopes, { stream: 'envelopes', topic: envelopes.topic, options: envelopeOptions, cacheEntries: Math.ceil(config.caches.headEntries / threads) }, 'loop_heads'),
             threaded(craze, { stream: 'craze', topic: craze.topic, cacheEntries: Math.ceil(config.caches.crazeSessions / threads) }, 'craze_sessions'),

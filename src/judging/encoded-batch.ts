@@ -9,11 +9,15 @@
 import { EncodedRow } from '../rows/encoded.js';
 import type { KafkaColumns } from '../rows/rows.js';
 import { HEAD_VERDICTS } from '../store/envelope-store.js';
-import { tsvEncodedRows, type Columns } from '../store/tsv.js';
+import { compiled, type InsertFormat } from '../store/insert-format.js';
+import { RowBinaryWriter } from '../store/rowbinary.js';
+import type { TableSpec } from '../store/table-spec.js';
+import { tsvEncodedRows } from '../store/tsv.js';
 import type { DeadLetter, SourceRecord, Stream, StreamBatch } from '../pipeline/stream.js';
 
 /** A batch's rows as bytes, and what the driver reads of them (transferable between threads). */
 export interface EncodedBatch {
+  readonly format: InsertFormat;
   /** Every row's columns but ingested_at, in insert order; row i ends at ends[i]. */
   readonly block: ArrayBuffer;
   readonly ends: Uint32Array;
@@ -26,6 +30,12 @@ export interface EncodedBatch {
   /** [record, reason] of each dead letter. */
   readonly deadLetters: readonly (readonly [number, string])[];
   readonly verdicts: readonly (readonly [string, number])[];
+  /**
+   * Rows the encoder refused (a value RowBinary cannot carry), kept as
+   * fields: [row, the row]. Their insert is refused as before, and the
+   * writer's poison isolation finds them (ingest/writer.ts).
+   */
+  readonly refused: readonly (readonly [number, Readonly<Record<string, unknown>>])[];
 }
 
 /**
@@ -38,14 +48,63 @@ export function carriedFields(stream: string): { carried: readonly string[]; hea
   return { carried: ['verdict', 'subagent_change'], head: [] };
 }
 
-/** A judged batch of `records` as bytes in the order of `columns` (the insert's). */
-export function encodeBatch(records: readonly SourceRecord[], batch: StreamBatch<KafkaColumns>, columns: Columns<Record<string, unknown>>, streamName: string): EncodedBatch {
+/** The spec of every column of `table` but the last (ingested_at, which the flush writes), once per table. */
+const ALL_BUT_LAST = new WeakMap<object, TableSpec<Record<string, unknown>>>();
+function allButLast(table: TableSpec<Record<string, unknown>>): TableSpec<Record<string, unknown>> {
+  let spec = ALL_BUT_LAST.get(table);
+  if (spec === undefined) {
+    const [first, ...rest] = table.columns.slice(0, -1);
+    spec = { columns: [first!, ...rest], types: table.types.slice(0, -1) };
+    ALL_BUT_LAST.set(table, spec);
+  }
+  return spec;
+}
+
+/**
+ * Rows as RowBinary of every column but the last, and where each ends; a
+ * row the encoder refuses is left out (its end is its start) and named.
+ * The rare refusal starts the block again without it: the writer cannot
+ * take back a row half written.
+ */
+function rowBinaryRows(rows: readonly Record<string, unknown>[], table: TableSpec<Record<string, unknown>>): { block: Buffer; ends: Uint32Array; refused: Set<number> } {
+  const spec = allButLast(table);
+  const write = compiled(spec);
+  const refused = new Set<number>();
+  for (;;) {
+    const writer = new RowBinaryWriter(spec.columns);
+    const ends = new Uint32Array(rows.length);
+    let failed = -1;
+    for (let i = 0; i < rows.length && failed < 0; i++) {
+      if (!refused.has(i)) {
+        try {
+          write(writer, rows[i]!);
+        } catch {
+          failed = i;
+        }
+      }
+      ends[i] = writer.written;
+    }
+    if (failed >= 0) {
+      refused.add(failed);
+      continue;
+    }
+    const chunks = writer.take();
+    // Its own memory (not a slice of Node's shared pool): it is transferred to another thread.
+    const block = Buffer.from(new ArrayBuffer(ends[rows.length - 1] ?? 0));
+    let at = 0;
+    for (const c of chunks) at += c.copy(block, at);
+    return { block, ends, refused };
+  }
+}
+
+/** A judged batch of `records` as bytes of `format`, in the order of `table`'s columns (the insert's). */
+export function encodeBatch(records: readonly SourceRecord[], batch: StreamBatch<KafkaColumns>, table: TableSpec<Record<string, unknown>>, format: InsertFormat, streamName: string): EncodedBatch {
   const rows = batch.rows as unknown as readonly Record<string, unknown>[];
   const index = new Map<string, number>();
   records.forEach((r, i) => index.set(r.offset, i));
   const record = new Int32Array(rows.length);
   rows.forEach((row, i) => (record[i] = index.get(row.kafka_offset as string) ?? -1));
-  const { block, ends } = tsvEncodedRows(rows, columns);
+  const { block, ends, refused } = format === 'RowBinary' ? rowBinaryRows(rows, table) : { ...tsvEncodedRows(rows, table.columns), refused: new Set<number>() };
   const fields = carriedFields(streamName);
   const carried: unknown[][] = fields.carried.map((f) => rows.map((row) => row[f]));
   // The loop_heads fields only on the row that moves its loop's head
@@ -63,6 +122,8 @@ export function encodeBatch(records: readonly SourceRecord[], batch: StreamBatch
     for (const i of furthest.values()) heads.push([i, fields.head.map((f) => rows[i]![f])]);
   }
   return {
+    format,
+    refused: [...refused].map((i) => [i, rows[i]!]),
     block: block.buffer as ArrayBuffer,
     ends,
     record,
@@ -85,7 +146,7 @@ export function handlesOf(records: readonly SourceRecord[], encoded: EncodedBatc
   for (let i = 0; i < encoded.ends.length; i++) {
     const record = records[encoded.record[i]!]!;
     const end = encoded.ends[i]!;
-    rows.push(new EncodedRow(block, start, end, record.topic, record.partition, record.offset, verdicts[i]!, loopIds?.[i], seqs?.[i], kindClasses?.[i], changes?.[i]));
+    rows.push(new EncodedRow(encoded.format, block, start, end, record.topic, record.partition, record.offset, verdicts[i]!, loopIds?.[i], seqs?.[i], kindClasses?.[i], changes?.[i]));
     start = end;
   }
   for (const [i, [hash, computedHash, timeText]] of encoded.heads) {
@@ -94,6 +155,8 @@ export function handlesOf(records: readonly SourceRecord[], encoded: EncodedBatc
     row.computed_hash = computedHash as string;
     row.time_text = timeText as string;
   }
+  const out: KafkaColumns[] = rows;
+  for (const [i, row] of encoded.refused) out[i] = row as unknown as KafkaColumns;
   const deadLetters: DeadLetter[] = encoded.deadLetters.map(([i, reason]) => ({ record: records[i]!, reason }));
   // A handle is a row to the driver: every field it reads of one is there (rows/encoded.ts).
   return { rows: rows, deadLetters, verdicts: new Map(encoded.verdicts) };
@@ -105,10 +168,11 @@ export class EncodedStream<Row extends KafkaColumns> implements Stream<Row> {
   readonly topic: string;
   readonly store: Stream<Row>['store'];
 
-  /** `columns`: the insert's, in order. */
+  /** `table`: the insert's columns and their types; `format`: the insert's (AGENTLEDGER_INSERT_FORMAT). */
   constructor(
     private readonly local: Stream<Row>,
-    private readonly columns: Columns<Row>,
+    private readonly table: TableSpec<Row>,
+    private readonly format: InsertFormat,
   ) {
     this.name = local.name;
     this.topic = local.topic;
@@ -117,7 +181,7 @@ export class EncodedStream<Row extends KafkaColumns> implements Stream<Row> {
 
   async process(records: readonly SourceRecord[]): Promise<StreamBatch<Row>> {
     const batch = await this.local.process(records);
-    const encoded = encodeBatch(records, batch, this.columns, this.name);
+    const encoded = encodeBatch(records, batch, this.table as unknown as TableSpec<Record<string, unknown>>, this.format, this.name);
     return handlesOf(records, encoded, this.name) as StreamBatch<Row>;
   }
 

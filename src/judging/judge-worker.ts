@@ -14,10 +14,10 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { createClickHouse } from '../clickhouse/client.js';
 import { stateSqlFor } from '../clickhouse/replicas.js';
 import { failureMessage, kindOf } from '../errors/errors.js';
-import { CRAZE_COLUMNS, ENVELOPE_COLUMNS } from '../store/columns.js';
+import { CRAZE_TABLE, ENVELOPE_TABLE } from '../store/columns.js';
+import type { TableSpec } from '../store/table-spec.js';
 import { CrazeStore } from '../store/craze-store.js';
 import { EnvelopeStore } from '../store/envelope-store.js';
-import type { Columns } from '../store/tsv.js';
 import { CacheCounts } from '../pipeline/cache-observer.js';
 import { CrazeStream } from '../pipeline/craze.js';
 import { EnvelopeStream } from '../pipeline/envelopes.js';
@@ -27,17 +27,17 @@ import { unpackRecords, type JudgeReply, type JudgeRequest, type JudgeWorkerData
 
 const data = workerData as JudgeWorkerData;
 
-async function open(): Promise<{ stream: Stream; columns: Columns<Record<string, unknown>> }> {
+async function open(): Promise<{ stream: Stream; table: TableSpec<Record<string, unknown>> }> {
   const clickhouse = createClickHouse(data.clickhouse);
   const sql = await stateSqlFor(clickhouse, data.clickhouse);
   const { spec } = data;
   if (spec.stream === 'envelopes') {
     return {
-      stream: new EnvelopeStream(spec.topic, new EnvelopeStore(clickhouse, sql), spec.options, spec.cacheEntries, counts),
-      columns: ENVELOPE_COLUMNS as unknown as Columns<Record<string, unknown>>,
+      stream: new EnvelopeStream(spec.topic, new EnvelopeStore(clickhouse, sql, data.format), spec.options, spec.cacheEntries, counts),
+      table: ENVELOPE_TABLE as unknown as TableSpec<Record<string, unknown>>,
     };
   }
-  return { stream: new CrazeStream(spec.topic, new CrazeStore(clickhouse, sql), spec.cacheEntries, counts), columns: CRAZE_COLUMNS as unknown as Columns<Record<string, unknown>> };
+  return { stream: new CrazeStream(spec.topic, new CrazeStore(clickhouse, sql, data.format), spec.cacheEntries, counts), table: CRAZE_TABLE as unknown as TableSpec<Record<string, unknown>> };
 }
 
 /** The cache's hits, misses and evictions since the last reply, and its size. */
@@ -51,7 +51,7 @@ port.on('message', (request: JudgeRequest) => {
 });
 
 async function handle(request: JudgeRequest): Promise<void> {
-  const { stream, columns } = await opened;
+  const { stream, table } = await opened;
   switch (request.type) {
     case 'start':
       // Sealed as often as the others (buffer numbers are every thread's
@@ -75,7 +75,7 @@ async function handle(request: JudgeRequest): Promise<void> {
   let reply: JudgeReply;
   try {
     const batch = await stream.process(records);
-    reply = { type: 'judged', id: request.id, ...encodeBatch(records, batch, columns, stream.name), cache: takeCounts() };
+    reply = { type: 'judged', id: request.id, ...encodeBatch(records, batch, table, data.format, stream.name), cache: takeCounts() };
   } catch (err) {
     reply = { type: 'failed', id: request.id, kind: kindOf(err), message: failureMessage(err), cache: takeCounts() };
   }

@@ -7,6 +7,7 @@
  */
 import type { ClickHouseSettings } from '../clickhouse/client.js';
 import type { FailureKind } from '../errors/errors.js';
+import type { InsertFormat } from '../store/insert-format.js';
 import type { EncodedBatch } from './encoded-batch.js';
 import type { EnvelopeBatchOptions } from '../pipeline/envelopes.js';
 import type { SourceRecord } from '../pipeline/stream.js';
@@ -19,6 +20,8 @@ export type JudgeSpec =
 export interface JudgeWorkerData {
   readonly spec: JudgeSpec;
   readonly clickhouse: ClickHouseSettings;
+  /** The format rows are encoded in (AGENTLEDGER_INSERT_FORMAT): the insert's. */
+  readonly format: InsertFormat;
 }
 
 /** Records of one partition: their keys and values in `bytes`, at `bounds` (key start, key end, value start, value end per record; -1 for null). */

@@ -28,6 +28,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import type { ClickHouseSettings } from '../clickhouse/client.js';
+import type { InsertFormat } from '../store/insert-format.js';
 import { ContentError, FatalError, TransientError, type FailureKind } from '../errors/errors.js';
 import { processIsolating, type IsolateDeps } from '../ingest/isolate.js';
 import type { KafkaColumns } from '../rows/rows.js';
@@ -112,6 +113,8 @@ export interface ThreadedOptions {
   readonly threads: number;
   readonly spec: JudgeSpec;
   readonly clickhouse: ClickHouseSettings;
+  /** The insert's format (AGENTLEDGER_INSERT_FORMAT): rows are encoded in it. */
+  readonly format: InsertFormat;
   /** Hears the threads' cache counts together. */
   readonly observer?: CacheObserver;
   /** What isolating a refused record says (ingest/isolate.ts). */
@@ -162,7 +165,7 @@ export class ThreadedStream<Row extends KafkaColumns> implements Stream<Row> {
   private thread(i: number): JudgeThread {
     let t = this.threads[i];
     if (t === undefined) {
-      t = this.threads[i] = new JudgeThread({ spec: this.options.spec, clickhouse: this.options.clickhouse }, (reply) => this.counted(i, reply));
+      t = this.threads[i] = new JudgeThread({ spec: this.options.spec, clickhouse: this.options.clickhouse, format: this.options.format }, (reply) => this.counted(i, reply));
       t.post({ type: 'start', number: this.numbers.number });
     }
     return t;

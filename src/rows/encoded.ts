@@ -18,7 +18,9 @@ export class EncodedRow {
   time_text = '';
 
   constructor(
-    /** The row's columns but the last are `block[start, end)`, in its insert format. */
+    /** The format of its bytes: an insert in another format refuses it (store/insert-format.ts). */
+    readonly format: 'TabSeparated' | 'RowBinary',
+    /** The row's columns but the last are `block[start, end)`, in `format`. */
     readonly block: Buffer,
     readonly start: number,
     readonly end: number,

@@ -50,7 +50,8 @@ class TsvEncoder<Row> implements RowEncoder<Row> {
     const { writer, columns, last } = this;
     const encoded = encodedOf(row as object);
     if (encoded !== undefined) {
-      // A worker thread's row: every column but the last, ingested_at, is written already (tsvChunks does the same).
+      if (encoded.format !== 'TabSeparated') throw new Error(`a row encoded as ${encoded.format} cannot be written as TabSeparated`);
+      // A judged row: every column but the last, ingested_at, is written already (tsvChunks does the same).
       writer.raw(encoded.block, encoded.start, encoded.end);
       writer.byte(TAB);
       writer.field(encoded.ingested_at);
@@ -80,14 +81,21 @@ class RowBinaryEncoder<Row> implements RowEncoder<Row> {
   private readonly writer: RowBinaryWriter;
   private readonly write: RowBinaryRow<Row>;
 
+  private readonly last: number;
+
   constructor(table: TableSpec<Row>) {
     this.writer = new RowBinaryWriter(table.columns);
     this.write = compiled(table);
+    this.last = table.columns.length - 1;
   }
 
   row(row: Row): void {
-    if (encodedOf(row as object) !== undefined) throw new Error('a row a worker thread encoded holds TabSeparated bytes: it cannot be written as RowBinary');
-    this.write(this.writer, row);
+    const encoded = encodedOf(row as object);
+    if (encoded === undefined) return this.write(this.writer, row);
+    if (encoded.format !== 'RowBinary') throw new Error(`a row encoded as ${encoded.format} cannot be written as RowBinary`);
+    // A judged row: every column but the last, ingested_at (a DateTime), is written already.
+    this.writer.raw(encoded.block, encoded.start, encoded.end);
+    this.writer.dateTime(encoded.ingested_at, this.last);
   }
 
   get written(): number {
@@ -101,7 +109,7 @@ class RowBinaryEncoder<Row> implements RowEncoder<Row> {
 
 /** A spec's RowBinary row function, compiled once per spec (an encoder is made per insert). */
 const ROW_FUNCTIONS = new WeakMap<object, unknown>();
-function compiled<Row>(table: TableSpec<Row>): RowBinaryRow<Row> {
+export function compiled<Row>(table: TableSpec<Row>): RowBinaryRow<Row> {
   let write = ROW_FUNCTIONS.get(table) as RowBinaryRow<Row> | undefined;
   if (write === undefined) {
     write = rowBinaryRow(table);
@@ -144,11 +152,10 @@ export async function insertRows<Row>(
 ): Promise<void> {
   if (rows.length === 0) return;
   const id = queryId ? { query_id: queryId } : {};
-  // Rows judged in worker threads (rows/encoded.ts) arrive as TabSeparated
-  // bytes (judging/judge-worker.ts writes them so): an insert holding any is
-  // sent as TabSeparated, whatever the format, rather than parsed back. The
-  // stored bytes are the same (rowbinary.test.ts).
-  if (format === 'TabSeparated' || rows.some((r) => encodedOf(r as object) !== undefined)) {
+  // Judged rows (rows/encoded.ts) arrive as bytes of the same format
+  // (judging/encoded-batch.ts encodes them so); each encoder refuses a row of
+  // the other.
+  if (format === 'TabSeparated') {
     await ch.insert({ table: name, values: tsvBody(rows, table.columns), format: 'TabSeparated', columns: table.columns, ...id });
     return;
   }

@@ -120,6 +120,7 @@ export function* tsvChunks<Row>(rows: readonly Row[], columns: Columns<Row>, row
   for (const row of rows) {
     const encoded = encodedOf(row as object);
     if (encoded !== undefined) {
+      if (encoded.format !== 'TabSeparated') throw new Error(`a row encoded as ${encoded.format} cannot be written as TabSeparated`);
       // A worker thread's row: every column but the last, ingested_at, is written already.
       writer.raw(encoded.block, encoded.start, encoded.end);
       writer.byte(TAB);

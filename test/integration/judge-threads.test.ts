@@ -24,9 +24,9 @@ import type { SourceRecord } from '../../src/pipeline/stream.js';
 import { EncodedStream } from '../../src/judging/encoded-batch.js';
 import { ThreadedStream, threadOf } from '../../src/judging/threaded.js';
 import type { EnvelopeRow } from '../../src/rows/rows.js';
-import { ENVELOPE_COLUMNS } from '../../src/store/columns.js';
+import { ENVELOPE_TABLE } from '../../src/store/columns.js';
+import { encodeRows, type InsertFormat } from '../../src/store/insert-format.js';
 import { EnvelopeStore, HEAD_VERDICTS } from '../../src/store/envelope-store.js';
-import { tsvChunks } from '../../src/store/tsv.js';
 import { testContext, type TestContext } from '../support/context.js';
 
 const log = createLogger('error');
@@ -70,7 +70,8 @@ function batches(): SourceRecord[][] {
   return out;
 }
 
-const body = (rows: readonly EnvelopeRow[]): Buffer => Buffer.concat([...tsvChunks(rows.map((r) => Object.assign(r, { ingested_at: STAMP })), ENVELOPE_COLUMNS)]);
+let format: InsertFormat = 'RowBinary';
+const body = (rows: readonly EnvelopeRow[]): Buffer => Buffer.concat(encodeRows(format, ENVELOPE_TABLE, rows.map((r) => Object.assign(r, { ingested_at: STAMP }))));
 const news = (rows: readonly EnvelopeRow[]): string[] => rows.map((r) => JSON.stringify([r.loop_id, r.seq, r.kind_class, r.verdict, r.kafka_partition, r.kafka_offset]));
 
 /** Per loop, the head-moving row with the highest seq (what a flush's derive writes to loop_heads). */
@@ -84,11 +85,16 @@ function heads(rows: readonly EnvelopeRow[]): string[] {
   return [...best.values()].map((r) => JSON.stringify([r.loop_id, r.seq, r.hash, r.computed_hash, r.time_text, r.verdict, r.kafka_offset])).sort();
 }
 
-test('4 threads judge a hostile corpus exactly as one thread: insert bytes, dead letters, verdicts, news and heads', async () => {
+for (const f of ['RowBinary', 'TabSeparated'] as const)
+test(`4 threads judge a hostile corpus exactly as one thread, rows encoded as ${f}: insert bytes, dead letters, verdicts, news and heads`, async () => {
+  format = f;
   const ch = createClickHouse(ctx.config.clickhouse);
-  const one = new EnvelopeStream('t', new EnvelopeStore(ch), OPTIONS, 25);
-  const encoded = new EncodedStream(new EnvelopeStream('t', new EnvelopeStore(ch), OPTIONS, 25), ENVELOPE_COLUMNS);
-  const four = new ThreadedStream(new EnvelopeStream('t', new EnvelopeStore(ch), OPTIONS), {
+  await ch.command({ query: 'TRUNCATE TABLE envelopes' });
+  await ch.command({ query: 'TRUNCATE TABLE loop_heads' });
+  const one = new EnvelopeStream('t', new EnvelopeStore(ch, undefined, format), OPTIONS, 25);
+  const encoded = new EncodedStream(new EnvelopeStream('t', new EnvelopeStore(ch, undefined, format), OPTIONS, 25), ENVELOPE_TABLE, format);
+  const four = new ThreadedStream(new EnvelopeStream('t', new EnvelopeStore(ch, undefined, format), OPTIONS), {
+    format,
     threads: 4,
     spec: { stream: 'envelopes', topic: 't', options: OPTIONS, cacheEntries: 7 },
     clickhouse: ctx.config.clickhouse,
@@ -184,7 +190,9 @@ test('a batch one of whose parts fails is retried whole: the part judged already
   const front = switchable(Number(new URL(ctx.config.clickhouse.url).port));
   const proxy = await front;
   const threads = 2;
+  format = 'RowBinary';
   const two = new ThreadedStream(new EnvelopeStream('t', new EnvelopeStore(ch), OPTIONS), {
+    format,
     threads,
     spec: { stream: 'envelopes', topic: 't', options: OPTIONS, cacheEntries: 100 },
     clickhouse: { ...ctx.config.clickhouse, url: proxy.url },

@@ -265,18 +265,29 @@ test('AGENTLEDGER_INSERT_FORMAT: its default is DEFAULT_INSERT_FORMAT; both form
   assert.throws(() => parseConfig({ AGENTLEDGER_INSERT_FORMAT: 'Native' }), /AGENTLEDGER_INSERT_FORMAT/);
 });
 
-test('a row a worker thread encoded (rows/encoded.ts): TabSeparated writes its bytes then ingested_at; RowBinary refuses it', () => {
+test('a judged row (rows/encoded.ts): each format writes its bytes then ingested_at, and refuses a row of the other format', () => {
   interface Row {
     a: string;
     ingested_at: string;
   }
   const spec = tableSpec<Row>({ a: 'String', ingested_at: "DateTime('UTC')" });
   const block = Buffer.from('xx\tpre\tencoded\tyy', 'utf8');
-  const row = new EncodedRow(block, 3, 14, 't', 0, '1', 'ok', 'loop', 1, 'ModelCalled', undefined);
+  const row = new EncodedRow('TabSeparated', block, 3, 14, 't', 0, '1', 'ok', 'loop', 1, 'ModelCalled', undefined);
   row.ingested_at = '2026-12-07 12:00:00';
   const tsv = rowEncoder<Row>('TabSeparated', spec);
   tsv.row(row as unknown as Row);
   tsv.row({ a: 'plain', ingested_at: '2026-12-07 12:00:00' });
   assert.equal(Buffer.concat(tsv.take()).toString('utf8'), 'pre\tencoded\t2026-12-07 12:00:00\nplain\t2026-12-07 12:00:00\n');
   assert.throws(() => rowEncoder<Row>('RowBinary', spec).row(row as unknown as Row), /cannot be written as RowBinary/);
+  // A RowBinary one: its bytes, then ingested_at as UInt32 seconds; the same bytes as the row of fields.
+  const plain = { a: 'encoded', ingested_at: '2026-12-07 12:00:00' };
+  const whole = rowEncoder<Row>('RowBinary', spec);
+  whole.row(plain);
+  const bytes = Buffer.concat(whole.take());
+  const binary = new EncodedRow('RowBinary', bytes, 0, bytes.length - 4, 't', 0, '1', 'ok', 'loop', 1, 'ModelCalled', undefined);
+  binary.ingested_at = plain.ingested_at;
+  const rb = rowEncoder<Row>('RowBinary', spec);
+  rb.row(binary as unknown as Row);
+  assert.deepEqual(Buffer.concat(rb.take()), bytes);
+  assert.throws(() => rowEncoder<Row>('TabSeparated', spec).row(binary as unknown as Row), /cannot be written as TabSeparated/);
 });

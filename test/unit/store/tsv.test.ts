@@ -87,7 +87,7 @@ test("a worker thread's encoded rows, stamped by the flush, give the bytes of th
       // Handles as the driver holds them: only the last column (the stamp) as a field, the rest as bytes.
       let start = 0;
       const handles = rows.map((_, i) => {
-        const h = new EncodedRow(block, start, ends[i]!, 't', 0, String(i), 'ok', undefined, undefined, undefined, undefined);
+        const h = new EncodedRow('TabSeparated', block, start, ends[i]!, 't', 0, String(i), 'ok', undefined, undefined, undefined, undefined);
         h.ingested_at = stamp;
         start = ends[i]!;
         return h as unknown as Row;
