@@ -10,8 +10,6 @@ import { CrazeStream } from '../pipeline/craze.js';
 import { EnvelopeStream } from '../pipeline/envelopes.js';
 import type { Stream } from '../pipeline/stream.js';
 import { ThreadedStream } from '../judging/threaded.js';
-import { EncodedStream } from '../judging/encoded-batch.js';
-import { CRAZE_TABLE, ENVELOPE_TABLE } from '../store/columns.js';
 import type { JudgeSpec } from '../judging/threaded-protocol.js';
 import { Queue } from 'bullmq';
 import { addNews } from '../alerts/news.js';
@@ -91,7 +89,7 @@ Options:
       new ThreadedStream(local, { threads, spec, clickhouse: config.clickhouse, format: config.insertFormat, observer: cacheMetrics(metrics, cache), isolate: { metrics, log } });
     const streams: Stream[] =
       threads === 1
-        ? [new EncodedStream(envelopes, ENVELOPE_TABLE, config.insertFormat), new EncodedStream(craze, CRAZE_TABLE, config.insertFormat)]
+        ? [envelopes, craze]
         : [
             threaded(envelopes, { stream: 'envelopes', topic: envelopes.topic, options: envelopeOptions, cacheEntries: Math.ceil(config.caches.headEntries / threads) }, 'loop_heads'),
             threaded(craze, { stream: 'craze', topic: craze.topic, cacheEntries: Math.ceil(config.caches.crazeSessions / threads) }, 'craze_sessions'),
