@@ -40,9 +40,6 @@ import { packRecords, type JudgeReply, type JudgeRequest, type JudgeSpec, type J
 
 const WORKER_URL = new URL('./judge-worker.js', import.meta.url);
 
-/** Each thread's young generation (MB). */
-const YOUNG_GENERATION_MB = 8;
-
 /** A failure a thread reported, typed again on this side by its kind. */
 function failure(kind: FailureKind, message: string): Error {
   if (kind === 'transient') return new TransientError(message);
@@ -58,10 +55,11 @@ class JudgeThread {
   private dead: Error | undefined;
 
   constructor(data: JudgeWorkerData, onCache: (reply: JudgeReply) => void) {
-    // A small young generation: V8 sizes it by the machine's memory, and
-    // every thread's own cost ingest's RSS 674 MB with 2 threads where one
-    // thread peaks at 400 (bench/e2e.sh, 200,000 envelopes); 8 MB: 495 MB.
-    this.worker = new Worker(WORKER_URL, { workerData: data, resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB } });
+    // V8's own heap sizes: an 8 MB young generation brought ingest's RSS
+    // with 2 threads from 674 to 495 MB but cost 16 µs of CPU per envelope
+    // more (bench/e2e.sh, 200,000 envelopes), in collections: the threads
+    // are for hosts with cores to spare, where CPU is what they buy.
+    this.worker = new Worker(WORKER_URL, { workerData: data });
     // The process exits when the driver is done, whatever the threads do.
     this.worker.unref();
     this.worker.on('message', (reply: JudgeReply) => {
