@@ -10,7 +10,7 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import { RowBinaryWriter, rowBinaryRow, type RowBinaryRow } from './rowbinary.js';
 import type { TableSpec } from './table-spec.js';
 import { encodedOf } from '../rows/encoded.js';
-import { tsvBody, TsvWriter } from './tsv.js';
+import { tsvBody, tsvRow, TsvWriter } from './tsv.js';
 
 export type InsertFormat = 'TabSeparated' | 'RowBinary';
 export const INSERT_FORMATS: readonly InsertFormat[] = ['TabSeparated', 'RowBinary'];
@@ -34,36 +34,15 @@ export interface RowEncoder<Row> {
   take(): Buffer[];
 }
 
-const TAB = 0x09;
-const NEWLINE = 0x0a;
 
 class TsvEncoder<Row> implements RowEncoder<Row> {
   readonly format = 'TabSeparated';
   private readonly writer = new TsvWriter();
-  private readonly last: number;
 
-  constructor(private readonly columns: TableSpec<Row>['columns']) {
-    this.last = columns.length - 1;
-  }
+  constructor(private readonly columns: TableSpec<Row>['columns']) {}
 
   row(row: Row): void {
-    const { writer, columns, last } = this;
-    const encoded = encodedOf(row as object);
-    if (encoded !== undefined) {
-      if (encoded.format !== 'TabSeparated') throw new Error(`a row encoded as ${encoded.format} cannot be written as TabSeparated`);
-      // A judged row: every column but the last, ingested_at, is written already (tsvChunks does the same).
-      writer.raw(encoded.block, encoded.start, encoded.end);
-      writer.byte(TAB);
-      writer.field(encoded.ingested_at);
-      writer.byte(NEWLINE);
-      return;
-    }
-    for (let c = 0; c < last; c++) {
-      writer.field(row[columns[c]!]);
-      writer.byte(TAB);
-    }
-    writer.field(row[columns[last]!]);
-    writer.byte(NEWLINE);
+    tsvRow(this.writer, row, this.columns);
   }
 
   get written(): number {

@@ -112,32 +112,35 @@ export class TsvWriter extends ChunkWriter {
 const TAB = 0x09;
 const NEWLINE = 0x0a;
 
-/** Rows as TabSeparated bytes, about `rowsPerChunk` lines at a time (whole rows; a chunk may end inside a row). */
-export function* tsvChunks<Row>(rows: readonly Row[], columns: Columns<Row>, rowsPerChunk = 500): Generator<Buffer> {
+/**
+ * One row as a TabSeparated line: its fields, or for a judged row
+ * (rows/encoded.ts) its bytes of every column but the last, ingested_at,
+ * then that one.
+ */
+export function tsvRow<Row>(writer: TsvWriter, row: Row, columns: Columns<Row>): void {
   const last = columns.length - 1;
-  const writer = new TsvWriter();
-  let inChunk = 0;
-  for (const row of rows) {
-    const encoded = encodedOf(row as object);
-    if (encoded !== undefined) {
-      if (encoded.format !== 'TabSeparated') throw new Error(`a row encoded as ${encoded.format} cannot be written as TabSeparated`);
-      // A worker thread's row: every column but the last, ingested_at, is written already.
-      writer.raw(encoded.block, encoded.start, encoded.end);
-      writer.byte(TAB);
-      writer.field(encoded.ingested_at);
-      writer.byte(NEWLINE);
-      if (++inChunk === rowsPerChunk) {
-        yield* writer.take();
-        inChunk = 0;
-      }
-      continue;
-    }
+  const encoded = encodedOf(row as object);
+  if (encoded !== undefined) {
+    if (encoded.format !== 'TabSeparated') throw new Error(`a row encoded as ${encoded.format} cannot be written as TabSeparated`);
+    writer.raw(encoded.block, encoded.start, encoded.end);
+    writer.byte(TAB);
+    writer.field(encoded.ingested_at);
+  } else {
     for (let c = 0; c < last; c++) {
       writer.field(row[columns[c]!]);
       writer.byte(TAB);
     }
     writer.field(row[columns[last]!]);
-    writer.byte(NEWLINE);
+  }
+  writer.byte(NEWLINE);
+}
+
+/** Rows as TabSeparated bytes, about `rowsPerChunk` lines at a time (whole rows; a chunk may end inside a row). */
+export function* tsvChunks<Row>(rows: readonly Row[], columns: Columns<Row>, rowsPerChunk = 500): Generator<Buffer> {
+  const writer = new TsvWriter();
+  let inChunk = 0;
+  for (const row of rows) {
+    tsvRow(writer, row, columns);
     if (++inChunk === rowsPerChunk) {
       yield* writer.take();
       inChunk = 0;
