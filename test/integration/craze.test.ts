@@ -21,7 +21,7 @@ import { migrate } from '../../src/migrate/migrate.js';
 import { completeLines, JournalParser } from '../../src/sources/craze-journal.js';
 import { createKafka, ensureTopics, TOPIC_CONFIG } from '../../src/kafka/client.js';
 import { MAX_LINE_BYTES } from '../../src/sources/lines.js';
-import { testContext, type TestContext } from '../support/context.js';
+import { FAULT_THREADS, testContext, type TestContext } from '../support/context.js';
 import { prng, runCli, sleep } from '../support/processes.js';
 import { closedPort } from '../support/cli-run.js';
 
@@ -37,7 +37,7 @@ type Summary = Record<string, string | number | string[]>;
 const expectedSessions = (JSON.parse(await readFile(EXPECTED, 'utf8')) as { sessions: Summary[] }).sessions;
 
 async function context(name: string, overrides: Record<string, string> = {}): Promise<TestContext> {
-  const ctx = await testContext(name, { AGENTLEDGER_BATCH_MAX_ROWS: '300', AGENTLEDGER_BATCH_MAX_WAIT_MS: '100', ...overrides });
+  const ctx = await testContext(name, { AGENTLEDGER_BATCH_MAX_ROWS: '300', AGENTLEDGER_BATCH_MAX_WAIT_MS: '100', ...FAULT_THREADS, ...overrides });
   contexts.push(ctx);
   await migrate(ctx.config.clickhouse, MIGRATIONS_DIR, log);
   await ensureTopics(createKafka(ctx.config.kafka, log), [{ topic: ctx.config.kafka.topics.craze, numPartitions: 3, configEntries: TOPIC_CONFIG }]);

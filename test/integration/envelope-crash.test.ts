@@ -14,7 +14,7 @@ import { createLogger } from '../../src/observability/logger.js';
 import { createClickHouse } from '../../src/clickhouse/client.js';
 import { migrate } from '../../src/migrate/migrate.js';
 import { createKafka, ensureTopics, TOPIC_CONFIG } from '../../src/kafka/client.js';
-import { testContext, type TestContext } from '../support/context.js';
+import { FAULT_THREADS, testContext, type TestContext } from '../support/context.js';
 import { prng, runCli, sleep, type Running } from '../support/processes.js';
 
 const log = createLogger('warn');
@@ -25,7 +25,7 @@ after(async () => {
 });
 
 async function setup(name: string, loops: number, perLoop: number, seed: number): Promise<{ ctx: TestContext; expected: ExpectedTraffic }> {
-  const ctx = await testContext(name, { AGENTLEDGER_BATCH_MAX_ROWS: '300', AGENTLEDGER_BATCH_MAX_WAIT_MS: '100' });
+  const ctx = await testContext(name, { AGENTLEDGER_BATCH_MAX_ROWS: '300', AGENTLEDGER_BATCH_MAX_WAIT_MS: '100', ...FAULT_THREADS });
   contexts.push(ctx);
   await migrate(ctx.config.clickhouse, MIGRATIONS_DIR, log);
   const kafka = createKafka(ctx.config.kafka, log);

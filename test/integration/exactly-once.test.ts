@@ -25,7 +25,7 @@ import { migrate } from '../../src/migrate/migrate.js';
 import { createKafka, ensureTopics, TOPIC_CONFIG } from '../../src/kafka/client.js';
 import { MemoryChains } from '../../src/verify/memory-chains.js';
 import { command, query } from '../support/clickhouse.js';
-import { testContext, type TestContext } from '../support/context.js';
+import { FAULT_THREADS, testContext, type TestContext } from '../support/context.js';
 import { runCli, sleep, until, type Running } from '../support/processes.js';
 import { closedPort } from '../support/cli-run.js';
 
@@ -41,7 +41,7 @@ interface Record_ {
 }
 
 async function context(name: string, overrides: Record<string, string>): Promise<TestContext> {
-  const ctx = await testContext(name, overrides);
+  const ctx = await testContext(name, { ...FAULT_THREADS, ...overrides });
   contexts.push(ctx);
   await migrate(ctx.config.clickhouse, MIGRATIONS_DIR, log);
   await ensureTopics(createKafka(ctx.config.kafka, log), [{ topic: ctx.config.kafka.topics.envelopes, numPartitions: 4, configEntries: TOPIC_CONFIG }]);

@@ -37,7 +37,7 @@ import { EnvelopeStore } from '../../src/store/envelope-store.js';
 import { migrate } from '../../src/migrate/migrate.js';
 import type { KafkaColumns } from '../../src/rows/rows.js';
 import { completeLines, crazeRecordValue, JournalParser } from '../../src/sources/craze-journal.js';
-import { testContext, type TestContext } from '../support/context.js';
+import { FAULT_THREADS, testContext, type TestContext } from '../support/context.js';
 
 const SEED = process.env.AGENTLEDGER_FUZZ_SEED ? Number(process.env.AGENTLEDGER_FUZZ_SEED) : Math.floor(Math.random() * 2 ** 31);
 const RUNS = process.env.AGENTLEDGER_FUZZ_RUNS ? Number(process.env.AGENTLEDGER_FUZZ_RUNS) : 150;
@@ -353,7 +353,7 @@ const log = createLogger('warn');
 
 before(async () => {
   console.log(`fuzz seed ${SEED}, ${RUNS} batches per stream (replay: AGENTLEDGER_FUZZ_SEED=${SEED})`);
-  ctx = await testContext('fuzz');
+  ctx = await testContext('fuzz', FAULT_THREADS);
   await migrate(ctx.config.clickhouse, MIGRATIONS_DIR, log);
   ch = createClickHouse(ctx.config.clickhouse);
 });

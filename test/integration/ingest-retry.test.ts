@@ -20,7 +20,7 @@ import { createKafka, ensureTopics } from '../../src/kafka/client.js';
 import type { StorePort } from '../../src/pipeline/ports.js';
 import type { SourceRecord, Stream, StreamBatch } from '../../src/pipeline/stream.js';
 import type { KafkaColumns } from '../../src/rows/rows.js';
-import { testContext, type TestContext } from '../support/context.js';
+import { FAULT_THREADS, testContext, type TestContext } from '../support/context.js';
 import { sleep } from '../support/processes.js';
 
 type Row = KafkaColumns;
@@ -75,7 +75,7 @@ after(async () => {
 });
 
 test('a retried flush whose first insert landed stores nothing twice', { timeout: 120_000 }, async () => {
-  ctx = await testContext('ingest_retry', { AGENTLEDGER_BATCH_MAX_ROWS: '1000', AGENTLEDGER_BATCH_MAX_WAIT_MS: '50' });
+  ctx = await testContext('ingest_retry', { AGENTLEDGER_BATCH_MAX_ROWS: '1000', AGENTLEDGER_BATCH_MAX_WAIT_MS: '50', ...FAULT_THREADS });
   const log = createLogger('error');
   // The stream is in memory, but a retry settles the lost insert by its query_id in ClickHouse, in this database.
   await migrate(ctx.config.clickhouse, MIGRATIONS_DIR, log);

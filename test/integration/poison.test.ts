@@ -32,7 +32,7 @@ import { kafkaGroup } from '../../src/kafka/group.js';
 import { ingestEdges } from '../../src/ingest/edges.js';
 import { Ingestor } from '../../src/ingest/ingestor.js';
 import { createKafka, ensureTopics, TOPIC_CONFIG } from '../../src/kafka/client.js';
-import { testContext, type TestContext } from '../support/context.js';
+import { FAULT_THREADS, testContext, type TestContext } from '../support/context.js';
 import { query } from '../support/clickhouse.js';
 import { Hold } from '../support/hold.js';
 import { ingestWhile } from '../support/in-process-ingest.js';
@@ -45,7 +45,7 @@ after(async () => {
 });
 
 async function context(name: string, overrides: Record<string, string> = {}): Promise<TestContext> {
-  const ctx = await testContext(name, overrides);
+  const ctx = await testContext(name, { ...FAULT_THREADS, ...overrides });
   contexts.push(ctx);
   await migrate(ctx.config.clickhouse, MIGRATIONS_DIR, log);
   return ctx;

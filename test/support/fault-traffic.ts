@@ -12,7 +12,7 @@ import { createLogger } from '../../src/observability/logger.js';
 import { migrate } from '../../src/migrate/migrate.js';
 import { createKafka, ensureTopics, TOPIC_CONFIG } from '../../src/kafka/client.js';
 import { query } from './clickhouse.js';
-import { testContext, type TestContext } from './context.js';
+import { FAULT_THREADS, testContext, type TestContext } from './context.js';
 import { runCli, sleep } from './processes.js';
 
 const log = createLogger('warn');
@@ -29,7 +29,7 @@ export interface FaultTraffic {
  * holds `loops` chains of 40 envelopes but the last `holdBack` records.
  */
 export async function faultTraffic(name: string, loops: number, overrides: Record<string, string> = {}, holdBack = 0): Promise<FaultTraffic> {
-  const ctx = await testContext(name, { AGENTLEDGER_BATCH_MAX_ROWS: '1000', AGENTLEDGER_BATCH_MAX_WAIT_MS: '200', ...overrides });
+  const ctx = await testContext(name, { AGENTLEDGER_BATCH_MAX_ROWS: '1000', AGENTLEDGER_BATCH_MAX_WAIT_MS: '200', ...FAULT_THREADS, ...overrides });
   await migrate(ctx.config.clickhouse, MIGRATIONS_DIR, log);
   const kafka = createKafka(ctx.config.kafka, log);
   const topic = ctx.config.kafka.topics.envelopes;
