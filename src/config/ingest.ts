@@ -77,8 +77,8 @@ export const ingest = service({
        refusals are) or \`TabSeparated\` (text the server parses by column type).
        Both store the same bytes. RowBinary costs ClickHouse 18.16 the same CPU
        per row and 25.8 about 9 % less (docs/benchmarks.md "Insert formats").
-       Rows judged in worker threads (\`AGENTLEDGER_JUDGE_THREADS\` above 1) are
-       sent as the TabSeparated bytes the threads write, whatever this says.`,
+       Worker threads (\`AGENTLEDGER_JUDGE_THREADS\` above 1) encode the rows
+       they judge in it.`,
     ),
     AGENTLEDGER_SEQ_ENCODING: setting(
       z.enum(['binary', 'decimal']).default('binary'),
