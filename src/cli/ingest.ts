@@ -84,15 +84,18 @@ Options:
     const envelopes = new EnvelopeStream(config.kafka.topics.envelopes, new EnvelopeStore(clickhouse, stateSql, config.insertFormat), envelopeOptions, config.caches.headEntries, cacheMetrics(metrics, 'loop_heads'));
     const craze = new CrazeStream(config.kafka.topics.craze, new CrazeStore(clickhouse, stateSql, config.insertFormat), config.caches.crazeSessions, cacheMetrics(metrics, 'craze_sessions'));
     const threads = config.judgeThreads;
-    // Judged in worker threads (judging/threaded.ts), each with its share of the caches' budget.
+    // Judged in worker threads (judging/threaded.ts), each with its share of
+    // the caches' budget, rounded down: together they stay within it
+    // (exactly-once.test.ts's cache of 50 over 4 threads: 12 each, not 13).
+    const share = (budget: number): number => Math.max(1, Math.floor(budget / threads));
     const threaded = <Row extends KafkaColumns>(local: Stream<Row>, spec: JudgeSpec, cache: string): Stream<Row> =>
       new ThreadedStream(local, { threads, spec, clickhouse: config.clickhouse, format: config.insertFormat, observer: cacheMetrics(metrics, cache), isolate: { metrics, log } });
     const streams: Stream[] =
       threads === 1
         ? [envelopes, craze]
         : [
-            threaded(envelopes, { stream: 'envelopes', topic: envelopes.topic, options: envelopeOptions, cacheEntries: Math.ceil(config.caches.headEntries / threads) }, 'loop_heads'),
-            threaded(craze, { stream: 'craze', topic: craze.topic, cacheEntries: Math.ceil(config.caches.crazeSessions / threads) }, 'craze_sessions'),
+            threaded(envelopes, { stream: 'envelopes', topic: envelopes.topic, options: envelopeOptions, cacheEntries: share(config.caches.headEntries) }, 'loop_heads'),
+            threaded(craze, { stream: 'craze', topic: craze.topic, cacheEntries: share(config.caches.crazeSessions) }, 'craze_sessions'),
           ];
     // Alert evaluations per flush (docs/alerts.md "Alerts"): added to Redis, run by
     // any worker; ingest goes on the same without Redis or without workers.
