@@ -89,12 +89,7 @@ function rowBinaryRows(rows: readonly Record<string, unknown>[], table: TableSpe
       refused.add(failed);
       continue;
     }
-    const chunks = writer.take();
-    // Its own memory (not a slice of Node's shared pool): it is transferred to another thread.
-    const block = Buffer.from(new ArrayBuffer(ends[rows.length - 1] ?? 0));
-    let at = 0;
-    for (const c of chunks) at += c.copy(block, at);
-    return { block, ends, refused };
+    return { block: writer.takeOwned(), ends, refused };
   }
 }
 

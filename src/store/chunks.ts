@@ -58,4 +58,19 @@ export class ChunkWriter {
     }
     return this.chunks.splice(0);
   }
+
+  /**
+   * The bytes written since the last take(), as one Buffer over memory of
+   * its own (never a slice of Node's shared pool): what is transferred to
+   * another thread (src/judging/).
+   */
+  takeOwned(): Buffer {
+    const chunks = this.take();
+    let size = 0;
+    for (const c of chunks) size += c.length;
+    const owned = Buffer.from(new ArrayBuffer(size));
+    let at = 0;
+    for (const c of chunks) at += c.copy(owned, at);
+    return owned;
+  }
 }

@@ -165,12 +165,7 @@ export function tsvEncodedRows<Row>(rows: readonly Row[], columns: Columns<Row>)
     }
     ends[i] = writer.written;
   });
-  const chunks = writer.take();
-  // Its own memory (not a slice of Node's shared pool): it is transferred to another thread.
-  const block = Buffer.from(new ArrayBuffer(ends[rows.length - 1] ?? 0));
-  let at = 0;
-  for (const c of chunks) at += c.copy(block, at);
-  return { block, ends };
+  return { block: writer.takeOwned(), ends };
 }
 
 /**
