@@ -24,7 +24,7 @@ export interface IsolateDeps {
  * judged as usual and in order (a half that succeeds has moved the
  * stream's pending state exactly as one call would have).
  */
-export async function processIsolating(stream: Stream, records: readonly SourceRecord[], deps: IsolateDeps): Promise<StreamBatch<KafkaColumns>> {
+export async function processIsolating(stream: Pick<Stream, 'topic' | 'process' | 'quarantine'>, records: readonly SourceRecord[], deps: IsolateDeps): Promise<StreamBatch<KafkaColumns>> {
   try {
     return await stream.process(records);
   } catch (err) {

@@ -214,7 +214,7 @@ export class ThreadedStream<Row extends KafkaColumns> implements Stream<Row> {
   private judgePart(i: number, part: readonly SourceRecord[]): Promise<StreamBatch<KafkaColumns>> {
     const thread = this.thread(i);
     let judgedSome = false;
-    const partStream = {
+    const partStream: Pick<Stream, 'topic' | 'process' | 'quarantine'> = {
       topic: this.topic,
       quarantine: (record: SourceRecord, reason: string) => this.local.quarantine(record, reason),
       process: async (records: readonly SourceRecord[]): Promise<StreamBatch<KafkaColumns>> => {
@@ -228,7 +228,7 @@ export class ThreadedStream<Row extends KafkaColumns> implements Stream<Row> {
           throw err;
         }
       },
-    } as unknown as Stream;
+    };
     return processIsolating(partStream, part, this.options.isolate);
   }
 
